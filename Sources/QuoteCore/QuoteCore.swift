@@ -1,0 +1,2 @@
+/// The quote domain.
+public enum QuoteCoreModule {}

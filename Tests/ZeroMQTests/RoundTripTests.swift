@@ -1,0 +1,120 @@
+import Testing
+import ZeroMQ
+
+@Suite("Round trips over loopback TCP")
+struct RoundTripTests {
+    let context: Context
+
+    init() throws {
+        context = try Context()
+    }
+
+    @Test("a REQ request reaches REP and its reply comes back")
+    func reqRepRoundTrip() throws {
+        let rep = try Socket(context, type: .rep)
+        try rep.configureForTests()
+        try rep.bind("tcp://127.0.0.1:*")
+        let req = try Socket(context, type: .req)
+        try req.configureForTests()
+        try req.connect(rep.lastEndpoint)
+
+        try req.send("ping")
+        #expect(try rep.receiveString() == "ping")
+        try rep.send("pong")
+        #expect(try req.receiveString() == "pong")
+    }
+
+    @Test("ROUTER sees a DEALER's routing id and empty delimiter, and routes the reply back by it")
+    func routerDealerIdentities() throws {
+        let router = try Socket(context, type: .router)
+        try router.configureForTests()
+        try router.bind("tcp://127.0.0.1:*")
+
+        let alice = try Socket(context, type: .dealer)
+        try alice.configureForTests()
+        try alice.set(.routingId, Array("alice".utf8))
+        try alice.connect(router.lastEndpoint)
+        let bob = try Socket(context, type: .dealer)
+        try bob.configureForTests()
+        try bob.set(.routingId, Array("bob".utf8))
+        try bob.connect(router.lastEndpoint)
+
+        try alice.send(multipart: [[], Array("from alice".utf8)])
+        try bob.send(multipart: [[], Array("from bob".utf8)])
+
+        var seen: [String: String] = [:]
+        for _ in 0..<2 {
+            let message = try #require(try router.receiveMultipart())
+            #expect(message.frames.count == 3)
+            #expect(message.frames[1].isEmpty, "the empty delimiter comes through untouched")
+            seen[String(decoding: message.frames[0], as: UTF8.self)] = String(
+                decoding: message.frames[2], as: UTF8.self)
+        }
+        #expect(seen == ["alice": "from alice", "bob": "from bob"])
+
+        try router.send(multipart: [Array("bob".utf8), [], Array("for bob".utf8)])
+        try router.send(multipart: [Array("alice".utf8), [], Array("for alice".utf8)])
+        #expect(try bob.receiveMultipart()?.frames == [[], Array("for bob".utf8)])
+        #expect(try alice.receiveMultipart()?.frames == [[], Array("for alice".utf8)])
+    }
+
+    @Test("a REQ client talking to a ROUTER arrives as identity, empty delimiter, body")
+    func reqToRouterEnvelope() throws {
+        let router = try Socket(context, type: .router)
+        try router.configureForTests()
+        try router.bind("tcp://127.0.0.1:*")
+        let req = try Socket(context, type: .req)
+        try req.configureForTests()
+        try req.connect(router.lastEndpoint)
+
+        try req.send("hello")
+        let message = try #require(try router.receiveMultipart())
+        #expect(message.frames.count == 3)
+        #expect(!message.frames[0].isEmpty)
+        #expect(message.frames[1] == [])
+        #expect(message.frames[2] == Array("hello".utf8))
+        try router.send(multipart: [message.frames[0], [], Array("world".utf8)])
+        #expect(try req.receiveString() == "world")
+    }
+
+    @Test("multipart messages arrive whole, in order, byte for byte", arguments: [1, 2, 7, 64])
+    func multipartIntegrity(frameCount: Int) throws {
+        let pull = try Socket(context, type: .pull)
+        try pull.configureForTests()
+        try pull.bind("tcp://127.0.0.1:*")
+        let push = try Socket(context, type: .push)
+        try push.configureForTests()
+        try push.connect(pull.lastEndpoint)
+
+        let sizes = [0, 1, 29, 30, 31, 255, 256, 4096, 65_537, 1 << 20]
+        let frames = (0..<frameCount).map { index in
+            let size = sizes[index % sizes.count]
+            return (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+        }
+        for _ in 0..<3 { try push.send(multipart: frames) }
+        for _ in 0..<3 {
+            let message = try #require(try pull.receiveMultipart())
+            #expect(message.frames == frames)
+        }
+    }
+
+    @Test("a receive with nothing waiting returns nil without blocking, and a timed one throws a timeout")
+    func receiveTimeouts() throws {
+        let pull = try Socket(context, type: .pull)
+        try pull.set(.linger, 0)
+        try pull.bind("tcp://127.0.0.1:*")
+        #expect(try pull.receive(dontWait: true) == nil)
+        try pull.set(.receiveTimeout, 20)
+        let error = #expect(throws: ZeroMQError.self) { try pull.receive() }
+        #expect(error?.code == .timeout)
+    }
+}
+
+extension Socket {
+    /// Bounded waits and no lingering, so a failing test fails instead of hanging.
+    func configureForTests() throws(ZeroMQError) {
+        try set(.linger, 0)
+        try set(.receiveTimeout, 10_000)
+        try set(.sendTimeout, 10_000)
+    }
+}
