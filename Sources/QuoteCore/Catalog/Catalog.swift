@@ -1,0 +1,165 @@
+/// What the marketplace offers and who can do it: services, mechanics and coupons.
+///
+/// A catalog is immutable and validated on creation: names, ids and codes are unique
+/// (names and codes regardless of case), prices are not negative, and everything is in one
+/// currency. Look-ups by name ignore case and surrounding spaces.
+public struct Catalog: Sendable {
+    /// The currency of every price in the catalog.
+    public let currency: Currency
+    /// The services, in the order given.
+    public let services: [Service]
+    /// The mechanics, in the order given.
+    public let mechanics: [Mechanic]
+    /// The coupons, in the order given.
+    public let coupons: [Coupon]
+
+    private let servicesByKey: [String: Int]
+    private let mechanicsByKey: [String: Int]
+    private let mechanicsByID: [MechanicID: Int]
+    private let couponsByKey: [String: Int]
+
+    /// Creates a catalog, reporting every inconsistency at once.
+    public init(
+        currency: Currency = .usd, services: [Service], mechanics: [Mechanic], coupons: [Coupon] = []
+    ) throws(CatalogError) {
+        try self.init(
+            currency: currency, services: services, mechanics: mechanics, coupons: coupons,
+            positions: (Array(services.indices), Array(mechanics.indices), Array(coupons.indices)))
+    }
+
+    /// Validates, naming each entry by its position in the source (`positions`), which may
+    /// differ from its position here when the source had entries that could not be read.
+    init(
+        currency: Currency, services: [Service], mechanics: [Mechanic], coupons: [Coupon],
+        positions: (services: [Int], mechanics: [Int], coupons: [Int])
+    ) throws(CatalogError) {
+        var problems: [Problem] = []
+        var servicesByKey: [String: Int] = [:]
+        for (index, service) in services.enumerated() {
+            let field = "services[\(positions.services[index])]"
+            let key = Catalog.key(service.name)
+            if key.isEmpty { problems.append(Problem(field: "\(field).name", message: "is empty")) }
+            if let first = servicesByKey[key] {
+                problems.append(
+                    Problem(
+                        field: "\(field).name",
+                        message: "duplicates services[\(positions.services[first])] \"\(service.name)\""))
+            } else {
+                servicesByKey[key] = index
+            }
+            if service.price.cents < 0 {
+                problems.append(Problem(field: "\(field).price", message: "is negative (\(service.price))"))
+            }
+            if service.price.currency != currency {
+                problems.append(
+                    Problem(
+                        field: "\(field).price", message: "is in \(service.price.currency), the catalog in \(currency)"
+                    ))
+            }
+        }
+        var mechanicsByKey: [String: Int] = [:]
+        var mechanicsByID: [MechanicID: Int] = [:]
+        for (index, mechanic) in mechanics.enumerated() {
+            let field = "mechanics[\(positions.mechanics[index])]"
+            let key = Catalog.key(mechanic.name)
+            if key.isEmpty { problems.append(Problem(field: "\(field).name", message: "is empty")) }
+            if let first = mechanicsByKey[key] {
+                problems.append(
+                    Problem(
+                        field: "\(field).name",
+                        message: "duplicates mechanics[\(positions.mechanics[first])] \"\(mechanic.name)\""))
+            } else {
+                mechanicsByKey[key] = index
+            }
+            if let first = mechanicsByID[mechanic.id] {
+                problems.append(
+                    Problem(
+                        field: "\(field).id",
+                        message: "duplicates mechanics[\(positions.mechanics[first])] id \(mechanic.id)"))
+            } else {
+                mechanicsByID[mechanic.id] = index
+            }
+            if mechanic.id.rawValue <= 0 {
+                problems.append(Problem(field: "\(field).id", message: "must be positive"))
+            }
+        }
+        var couponsByKey: [String: Int] = [:]
+        for (index, coupon) in coupons.enumerated() {
+            let field = "coupons[\(positions.coupons[index])]"
+            let key = Catalog.key(coupon.code)
+            if key.isEmpty { problems.append(Problem(field: "\(field).code", message: "is empty")) }
+            if let first = couponsByKey[key] {
+                problems.append(
+                    Problem(
+                        field: "\(field).code",
+                        message: "duplicates coupons[\(positions.coupons[first])] \"\(coupon.code)\""))
+            } else {
+                couponsByKey[key] = index
+            }
+            switch coupon.discount {
+            case .percent(let percent) where !(1...100).contains(percent):
+                problems.append(Problem(field: "\(field).percentOff", message: "must be 1 to 100, not \(percent)"))
+            case .amount(let amount) where amount.cents <= 0:
+                problems.append(Problem(field: "\(field).amountOff", message: "must be positive, not \(amount)"))
+            case .amount(let amount) where amount.currency != currency:
+                problems.append(
+                    Problem(
+                        field: "\(field).amountOff", message: "is in \(amount.currency), the catalog in \(currency)"))
+            default: break
+            }
+        }
+        if services.isEmpty { problems.append(Problem(field: "services", message: "must list at least one service")) }
+        if mechanics.isEmpty {
+            problems.append(Problem(field: "mechanics", message: "must list at least one mechanic"))
+        }
+        guard problems.isEmpty else { throw CatalogError(problems: problems) }
+        self.currency = currency
+        self.services = services
+        self.mechanics = mechanics
+        self.coupons = coupons
+        self.servicesByKey = servicesByKey
+        self.mechanicsByKey = mechanicsByKey
+        self.mechanicsByID = mechanicsByID
+        self.couponsByKey = couponsByKey
+    }
+
+    /// The service called `name`, ignoring case and surrounding spaces.
+    public func service(named name: String) -> Service? {
+        servicesByKey[Catalog.key(name)].map { services[$0] }
+    }
+
+    /// The mechanic called `name`, ignoring case and surrounding spaces.
+    public func mechanic(named name: String) -> Mechanic? {
+        mechanicsByKey[Catalog.key(name)].map { mechanics[$0] }
+    }
+
+    /// The mechanic with identifier `id`.
+    public func mechanic(id: MechanicID) -> Mechanic? {
+        mechanicsByID[id].map { mechanics[$0] }
+    }
+
+    /// The coupon with code `code`, ignoring case and surrounding spaces.
+    public func coupon(code: String) -> Coupon? {
+        couponsByKey[Catalog.key(code)].map { coupons[$0] }
+    }
+
+    /// The normalised look-up key of a name or code.
+    static func key(_ name: String) -> String {
+        name.trimmingPrefixAndSuffixSpaces().lowercased()
+    }
+}
+
+/// A catalog that failed validation, with every problem found.
+public struct CatalogError: Error, Sendable, CustomStringConvertible {
+    /// Every inconsistency, each located by its path in the catalog data.
+    public let problems: [Problem]
+
+    /// Creates the error from its problems.
+    public init(problems: [Problem]) {
+        self.problems = problems
+    }
+
+    public var description: String {
+        "invalid catalog: " + problems.map(\.description).joined(separator: "; ")
+    }
+}

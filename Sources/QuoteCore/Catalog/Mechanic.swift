@@ -1,0 +1,49 @@
+/// A mechanic's stable identifier: it never changes, even if the name does.
+public struct MechanicID: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
+    /// The numeric identifier.
+    public let rawValue: Int64
+
+    /// Wraps a numeric identifier.
+    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+
+    public var description: String { "\(rawValue)" }
+    public static func < (lhs: MechanicID, rhs: MechanicID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(Int64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A mechanic who can be booked for work up to their skill.
+public struct Mechanic: Hashable, Sendable, Codable {
+    /// The stable identifier.
+    public var id: MechanicID
+    /// The name customers and support staff know them by, unique in the catalog.
+    public var name: String
+    /// How demanding a job they can take.
+    public var skill: Skill
+
+    /// Creates a mechanic.
+    public init(id: MechanicID, name: String, skill: Skill) {
+        self.id = id
+        self.name = name
+        self.skill = skill
+    }
+
+    /// Whether this mechanic may do every one of `services`: their skill must be at least the
+    /// highest minimum among them (`>=`; the original article's `>` refused exact matches).
+    public func canPerform(_ services: some Collection<Service>) -> Bool {
+        guard let required = services.requiredSkill else { return true }
+        return skill >= required
+    }
+
+    /// The services among `services` this mechanic may not do, in order.
+    public func servicesBeyondSkill(_ services: some Collection<Service>) -> [Service] {
+        services.filter { $0.minimumSkill > skill }
+    }
+}

@@ -1,0 +1,139 @@
+/// An ISO 4217 currency, with the symbol people expect to see before an amount.
+public struct Currency: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The ISO 4217 code, such as `USD`.
+    public let code: String
+
+    /// Creates a currency from its three-letter code.
+    public init(_ code: String) {
+        self.code = code.uppercased()
+    }
+
+    /// US dollars, the default catalog's currency.
+    public static let usd = Currency("USD")
+
+    /// The symbol shown before amounts: `$` for dollars, the code and a space otherwise.
+    public var symbol: String {
+        switch code {
+        case "USD", "CAD", "AUD", "NZD": "$"
+        case "EUR": "€"
+        case "GBP": "£"
+        default: code + " "
+        }
+    }
+
+    public var description: String { code }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(code)
+    }
+}
+
+/// An amount of money in integer minor units (cents), never floating point, so that prices,
+/// discounts and totals add up exactly and survive every round trip.
+public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
+    /// The amount in minor units: 6625 is $66.25.
+    public var cents: Int64
+    /// The currency of the amount.
+    public var currency: Currency
+
+    /// Creates an amount of `cents` minor units of `currency`.
+    public init(cents: Int64, currency: Currency = .usd) {
+        self.cents = cents
+        self.currency = currency
+    }
+
+    /// Zero in `currency`.
+    public static func zero(_ currency: Currency = .usd) -> Money {
+        Money(cents: 0, currency: currency)
+    }
+
+    /// Parses a decimal amount such as `66.25`, `$66.25`, `66.5` or `66`, exactly.
+    ///
+    /// - Returns: `nil` for anything that is not a plain amount with at most two decimals.
+    public init?(parsing text: String, currency: Currency = .usd) {
+        var text = Substring(text.trimmingPrefixAndSuffixSpaces())
+        var negative = false
+        if text.first == "-" {
+            negative = true
+            text = text.dropFirst()
+        }
+        if text.hasPrefix(currency.symbol) { text = text.dropFirst(currency.symbol.count) }
+        if text.first == "$" { text = text.dropFirst() }
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit), whole.count <= 15
+        else { return nil }
+        var fraction: Int64 = 0
+        if parts.count == 2 {
+            let digits = parts[1]
+            guard (1...2).contains(digits.count), digits.allSatisfy(\.isASCIIDigit) else { return nil }
+            fraction = Int64(digits)! * (digits.count == 1 ? 10 : 1)
+        }
+        let cents = Int64(whole)! * 100 + fraction
+        self.init(cents: negative ? -cents : cents, currency: currency)
+    }
+
+    /// The amount as people read it: `$66.25`, `-$5.00`.
+    public var formatted: String {
+        let magnitude = cents.magnitude
+        let fraction = magnitude % 100
+        let text = "\(currency.symbol)\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+        return cents < 0 ? "-" + text : text
+    }
+
+    /// The amount as a plain decimal without symbol: `66.25`.
+    public var decimalString: String {
+        let magnitude = cents.magnitude
+        let fraction = magnitude % 100
+        return "\(cents < 0 ? "-" : "")\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    public var description: String { formatted }
+
+    /// `percent`% of this amount, rounded half away from zero to the cent.
+    public func percentage(_ percent: Int) -> Money {
+        let product = cents * Int64(percent)
+        let rounded = (product.magnitude + 50) / 100
+        return Money(cents: product < 0 ? -Int64(rounded) : Int64(rounded), currency: currency)
+    }
+
+    public static func + (lhs: Money, rhs: Money) -> Money {
+        precondition(lhs.currency == rhs.currency, "adding \(lhs.currency) to \(rhs.currency)")
+        return Money(cents: lhs.cents + rhs.cents, currency: lhs.currency)
+    }
+
+    public static func - (lhs: Money, rhs: Money) -> Money {
+        precondition(lhs.currency == rhs.currency, "subtracting \(rhs.currency) from \(lhs.currency)")
+        return Money(cents: lhs.cents - rhs.cents, currency: lhs.currency)
+    }
+
+    public static func < (lhs: Money, rhs: Money) -> Bool {
+        precondition(lhs.currency == rhs.currency, "comparing \(lhs.currency) with \(rhs.currency)")
+        return lhs.cents < rhs.cents
+    }
+}
+
+extension Sequence where Element == Money {
+    /// The sum of the amounts, all in `currency`.
+    public func sum(in currency: Currency) -> Money {
+        reduce(.zero(currency), +)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs and newlines.
+    func trimmingPrefixAndSuffixSpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,78 @@
+public import Foundation
+
+/// One priced line of a quote or receipt.
+public struct LineItem: Hashable, Sendable, Codable {
+    /// The service's name.
+    public var service: String
+    /// Its price.
+    public var price: Money
+
+    /// Creates a line.
+    public init(service: String, price: Money) {
+        self.service = service
+        self.price = price
+    }
+}
+
+/// How a quote's total came about: the lines, the coupon's discount, and the total.
+public struct Pricing: Hashable, Sendable, Codable {
+    /// The catalog services and their prices.
+    public var lines: [LineItem]
+    /// The sum of the lines.
+    public var subtotal: Money
+    /// The coupon applied, if any.
+    public var coupon: String?
+    /// What the coupon took off (zero without one).
+    public var discount: Money
+    /// What the customer pays.
+    public var total: Money
+    /// Whether support set the total by hand instead of the catalog's prices.
+    public var isManual: Bool
+
+    /// Prices `request` from the catalog: the sum of its services minus the coupon.
+    ///
+    /// Only meaningful when the request has no ``QuoteRequest/pendingReasons``.
+    public static func automatic(for request: QuoteRequest, currency: Currency) -> Pricing {
+        let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
+        let subtotal = lines.map(\.price).sum(in: currency)
+        let discount = request.coupon?.discount(on: subtotal) ?? .zero(currency)
+        return Pricing(
+            lines: lines, subtotal: subtotal, coupon: request.coupon?.code, discount: discount,
+            total: subtotal - discount, isManual: false)
+    }
+
+    /// A total set by support; the catalog lines are kept for reference, with no discount.
+    public static func manual(_ total: Money, for request: QuoteRequest) -> Pricing {
+        let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
+        return Pricing(
+            lines: lines, subtotal: lines.map(\.price).sum(in: total.currency), coupon: nil,
+            discount: .zero(total.currency), total: total, isManual: true)
+    }
+}
+
+/// What a customer gets when the work is done.
+public struct Receipt: Hashable, Sendable, Codable {
+    public var lines: [LineItem]
+    public var subtotal: Money
+    public var coupon: String?
+    public var discount: Money
+    public var total: Money
+    /// Who did the work.
+    public var mechanic: Mechanic
+    /// Who pays.
+    public var customer: Customer
+    /// When the work was completed.
+    public var completedAt: Date
+
+    /// Creates the receipt of priced, assigned work completed at `completedAt`.
+    public init(pricing: Pricing, mechanic: Mechanic, customer: Customer, completedAt: Date) {
+        lines = pricing.lines
+        subtotal = pricing.subtotal
+        coupon = pricing.coupon
+        discount = pricing.discount
+        total = pricing.total
+        self.mechanic = mechanic
+        self.customer = customer
+        self.completedAt = completedAt
+    }
+}

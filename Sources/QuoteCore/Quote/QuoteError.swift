@@ -1,0 +1,71 @@
+/// Why the domain refused a request: an invalid submission, a transition the state machine
+/// does not allow, a mechanic who cannot do the work, and so on.
+///
+/// ``code`` is what programs branch on (its ``Code/description`` is the wire's snake_case
+/// code); ``message`` is for people; ``problems`` lists every field-level issue at once.
+public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of refusal. New kinds may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidSubmission = "invalid_submission"
+            case illegalTransition = "illegal_transition"
+            case cannotPerform = "cannot_perform"
+            case mechanicBusy = "mechanic_busy"
+            case noMechanicAvailable = "no_mechanic_available"
+            case unresolved = "unresolved"
+            case invalidResolution = "invalid_resolution"
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The submission is incomplete or wrong; ``QuoteError/problems`` says where.
+        public static let invalidSubmission = Code(.invalidSubmission)
+        /// The quote's state does not allow the requested change.
+        public static let illegalTransition = Code(.illegalTransition)
+        /// The mechanic's skill is below what the quote's services need.
+        public static let cannotPerform = Code(.cannotPerform)
+        /// The mechanic asked for is booked on another quote.
+        public static let mechanicBusy = Code(.mechanicBusy)
+        /// No free mechanic has the skill the quote needs.
+        public static let noMechanicAvailable = Code(.noMechanicAvailable)
+        /// A resolution left the quote still missing information and set no price.
+        public static let unresolved = Code(.unresolved)
+        /// A resolution named something unknown or gave an impossible value.
+        public static let invalidResolution = Code(.invalidResolution)
+
+        /// The snake_case code used on the wire, such as `illegal_transition`.
+        public var description: String { base.rawValue }
+
+        /// The code for a wire string, if it is one of ours.
+        public init?(wire: String) {
+            guard let base = Base(rawValue: wire) else { return nil }
+            self.base = base
+        }
+    }
+
+    /// What kind of refusal this is.
+    public let code: Code
+    /// A sentence for people.
+    public let message: String
+    /// Every field-level problem, when the refusal is about input.
+    public let problems: [Problem]
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, problems: [Problem] = []) {
+        self.code = code
+        self.message = message
+        self.problems = problems
+    }
+
+    /// The refusal of a change from `from` to `to`, naming both states.
+    public static func illegalTransition(from: QuoteStatus, to: QuoteStatus) -> QuoteError {
+        QuoteError(.illegalTransition, "a \(from) quote cannot become \(to)")
+    }
+
+    public var description: String {
+        problems.isEmpty
+            ? "\(code): \(message)"
+            : "\(code): \(message): " + problems.map(\.description).joined(separator: "; ")
+    }
+}

@@ -1,0 +1,67 @@
+public import Foundation
+
+/// The states a quote moves through.
+///
+/// ```
+/// submitted ─┬─> pending ──> ready ──> booked ──> completed
+///            └──────────────> ready
+/// any state but completed ──> cancelled
+/// ```
+public enum QuoteStatus: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case submitted, pending, ready, booked, completed, cancelled
+
+    /// Whether the state machine allows moving from this state to `next`.
+    public func canMove(to next: QuoteStatus) -> Bool {
+        switch (self, next) {
+        case (.submitted, .pending), (.submitted, .ready), (.pending, .ready), (.ready, .booked),
+            (.booked, .completed):
+            true
+        case (.submitted, .cancelled), (.pending, .cancelled), (.ready, .cancelled), (.booked, .cancelled):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether nothing can happen to the quote any more.
+    public var isFinal: Bool { self == .completed || self == .cancelled }
+
+    public var description: String { rawValue }
+}
+
+/// Who is assigned to a booked quote, and since when.
+public struct Assignment: Hashable, Sendable, Codable {
+    /// The mechanic doing the work.
+    public var mechanic: Mechanic
+    /// When the booking was made.
+    public var bookedAt: Date
+
+    /// Creates an assignment.
+    public init(mechanic: Mechanic, bookedAt: Date) {
+        self.mechanic = mechanic
+        self.bookedAt = bookedAt
+    }
+}
+
+/// A quote's state together with exactly the data that state has: a price exists only once
+/// ready, a mechanic only once booked, a receipt only once completed.
+public enum QuoteStage: Hashable, Sendable, Codable {
+    case submitted
+    case pending(reasons: [PendingReason])
+    case ready(pricing: Pricing)
+    case booked(pricing: Pricing, assignment: Assignment)
+    case completed(pricing: Pricing, assignment: Assignment, receipt: Receipt)
+    case cancelled(from: QuoteStatus, reason: String?)
+
+    /// The state, without its data.
+    public var status: QuoteStatus {
+        switch self {
+        case .submitted: .submitted
+        case .pending: .pending
+        case .ready: .ready
+        case .booked: .booked
+        case .completed: .completed
+        case .cancelled: .cancelled
+        }
+    }
+}

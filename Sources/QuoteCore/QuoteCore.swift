@@ -1,2 +1,0 @@
-/// The quote domain.
-public enum QuoteCoreModule {}

@@ -1,0 +1,182 @@
+public import Foundation
+
+/// Builds a ``QuoteRequest`` step by step, in any order, and validates it as a whole.
+///
+/// Unlike the article's builder, which stopped at the first problem and printed it, this one
+/// reports every problem at once, each with a field path, and creates nothing unless the
+/// request is valid. It has no side effects: picking and claiming a mechanic is the store's
+/// job, so no busy flag is ever set on a copy.
+public struct QuoteBuilder: Sendable, Hashable {
+    private var customer: Submission.CustomerInput?
+    private var car: Submission.CarInput?
+    private var services: [String] = []
+    private var servicesGiven = false
+    private var mechanic: String?
+    private var coupon: String?
+
+    /// An empty builder.
+    public init() {}
+
+    /// A builder holding everything a client submitted.
+    public init(_ submission: Submission) {
+        customer = submission.customer
+        car = submission.car
+        if let names = submission.services {
+            servicesGiven = true
+            for name in names { addService(name) }
+        }
+        mechanic = submission.mechanic
+        coupon = submission.coupon
+    }
+
+    /// Sets the customer.
+    public mutating func setCustomer(name: String?, email: String?, address: String?) {
+        customer = .init(name: name, email: email, address: address)
+    }
+
+    /// Sets the car.
+    public mutating func setCar(make: String?, model: String?, year: Int? = nil, trim: String? = nil) {
+        car = .init(make: make, model: model, year: year, trim: trim)
+    }
+
+    /// Adds a service by name; adding one already there (in any case) changes nothing.
+    public mutating func addService(_ name: String) {
+        servicesGiven = true
+        let key = Catalog.key(name)
+        guard key.isEmpty || !services.contains(where: { Catalog.key($0) == key }) else { return }
+        services.append(name)
+    }
+
+    /// Removes a service by name, in any case.
+    public mutating func removeService(_ name: String) {
+        let key = Catalog.key(name)
+        services.removeAll { Catalog.key($0) == key }
+    }
+
+    /// Names the mechanic the customer would like; `nil` lets the system choose.
+    public mutating func setMechanic(_ name: String?) {
+        mechanic = name
+    }
+
+    /// Sets the coupon code; `nil` removes it.
+    public mutating func setCoupon(_ code: String?) {
+        coupon = code
+    }
+
+    /// Everything wrong with the request so far, against `catalog` at time `now`.
+    public func problems(in catalog: Catalog, at now: Date) -> [Problem] {
+        switch validate(in: catalog, at: now) {
+        case .success: []
+        case .failure(let error): error.problems
+        }
+    }
+
+    /// The validated request, or a ``QuoteError/Code/invalidSubmission`` listing every problem.
+    public func build(in catalog: Catalog, at now: Date) throws(QuoteError) -> QuoteRequest {
+        try validate(in: catalog, at: now).get()
+    }
+
+    private func validate(in catalog: Catalog, at now: Date) -> Result<QuoteRequest, QuoteError> {
+        var problems: [Problem] = []
+
+        func required(_ value: String?, _ field: String) -> String? {
+            guard let value, !value.trimmingPrefixAndSuffixSpaces().isEmpty else {
+                problems.append(Problem(field: field, message: "is required"))
+                return nil
+            }
+            return value.trimmingPrefixAndSuffixSpaces()
+        }
+
+        var validCustomer: Customer?
+        if let customer {
+            let name = required(customer.name, "customer.name")
+            var email = required(customer.email, "customer.email")
+            if let given = email, !Customer.isPlausibleEmail(given) {
+                problems.append(
+                    Problem(field: "customer.email", message: "\"\(given)\" is not a plausible email address"))
+                email = nil
+            }
+            let address = required(customer.address, "customer.address")
+            if let name, let email, let address {
+                validCustomer = Customer(name: name, email: email, address: address)
+            }
+        } else {
+            problems.append(Problem(field: "customer", message: "is required (name, email, address)"))
+        }
+
+        var validCar: Car?
+        if let car {
+            let make = required(car.make, "car.make")
+            let model = required(car.model, "car.model")
+            var yearOK = true
+            if let year = car.year, !(1886...2100).contains(year) {
+                problems.append(Problem(field: "car.year", message: "\(year) is not a plausible model year"))
+                yearOK = false
+            }
+            let trim = car.trim?.trimmingPrefixAndSuffixSpaces()
+            if let make, let model, yearOK {
+                validCar = Car(make: make, model: model, year: car.year, trim: trim?.isEmpty == true ? nil : trim)
+            }
+        } else {
+            problems.append(Problem(field: "car", message: "is required (make and model at least)"))
+        }
+
+        var requested: [RequestedService] = []
+        if services.isEmpty {
+            problems.append(
+                Problem(
+                    field: "services",
+                    message: servicesGiven ? "must list at least one service" : "is required (one or more services)"))
+        }
+        for (index, name) in services.enumerated() {
+            let trimmed = name.trimmingPrefixAndSuffixSpaces()
+            if trimmed.isEmpty {
+                problems.append(Problem(field: "services[\(index)]", message: "is empty"))
+            } else if let service = catalog.service(named: trimmed) {
+                requested.append(RequestedService(name: service.name, listed: service))
+            } else {
+                requested.append(RequestedService(name: trimmed, listed: nil))
+            }
+        }
+
+        var preferred: Mechanic?
+        if let name = mechanic?.trimmingPrefixAndSuffixSpaces(), !name.isEmpty {
+            if let found = catalog.mechanic(named: name) {
+                let beyond = found.servicesBeyondSkill(requested.compactMap(\.listed))
+                if beyond.isEmpty {
+                    preferred = found
+                } else {
+                    let names = beyond.map(\.name).joined(separator: ", ")
+                    problems.append(Problem(field: "mechanic", message: "\(found.name) cannot perform \(names)"))
+                }
+            } else {
+                problems.append(Problem(field: "mechanic", message: "no mechanic named \"\(name)\""))
+            }
+        }
+
+        var validCoupon: Coupon?
+        if let code = coupon?.trimmingPrefixAndSuffixSpaces(), !code.isEmpty {
+            if let found = catalog.coupon(code: code) {
+                if found.isExpired(at: now) {
+                    problems.append(Problem(field: "coupon", message: "\(found.code) has expired"))
+                } else {
+                    validCoupon = found
+                }
+            } else {
+                problems.append(Problem(field: "coupon", message: "no coupon \"\(code)\""))
+            }
+        }
+
+        guard problems.isEmpty, let validCustomer, let validCar else {
+            let count = problems.count
+            return .failure(
+                QuoteError(
+                    .invalidSubmission, "the submission has \(count) problem\(count == 1 ? "" : "s")",
+                    problems: problems))
+        }
+        return .success(
+            QuoteRequest(
+                customer: validCustomer, car: validCar, services: requested, preferredMechanic: preferred,
+                coupon: validCoupon))
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import QuoteCore
+import Testing
+
+@Suite("The catalog")
+struct CatalogTests {
+    @Test("the default catalog holds the articles' mechanics and services and WELCOME10")
+    func standardCatalog() throws {
+        let catalog = Catalog.standard
+        #expect(catalog.services.count == 11)
+        #expect(catalog.mechanics.count == 10)
+        #expect(catalog.mechanic(named: "Joe Murphy")?.skill == .master)
+        #expect(catalog.mechanic(named: "mike fulton")?.skill == .junior)
+        #expect(catalog.service(named: "Timing Belt Replacement")?.minimumSkill == .master)
+        #expect(catalog.service(named: "brake pad replacement")?.price == Money(cents: 8_900))
+        let coupon = try #require(catalog.coupon(code: "welcome10"))
+        #expect(coupon.discount == .percent(10))
+        #expect(coupon.expiresAt == nil)
+    }
+
+    @Test("skills are ordered junior < apprentice < experienced < master")
+    func skillOrder() {
+        #expect(Skill.allCases.sorted() == [.junior, .apprentice, .experienced, .master])
+        #expect(Skill(name: "Master") == .master)
+        #expect(Skill(name: "wizard") == nil)
+    }
+
+    @Test("a catalog file is validated with every problem at its exact path")
+    func invalidDocument() throws {
+        let document = CatalogDocument(
+            currency: "USD",
+            services: [
+                .init(name: "Oil Change", minimumSkill: "junior", price: "35.00"),
+                .init(name: "oil change", minimumSkill: "junior", price: "36.00"),
+                .init(name: "Rotate Tyres", minimumSkill: "wizard", price: "20.00"),
+                .init(name: "Wash", minimumSkill: "junior", priceCents: -100),
+                .init(name: "Wax", minimumSkill: "junior", price: "a lot"),
+            ],
+            mechanics: [
+                .init(id: 1, name: "Ann", skill: "junior"),
+                .init(id: 1, name: "Bob", skill: "master"),
+                .init(id: 2, name: "ann", skill: "junior"),
+            ],
+            coupons: [.init(code: "HALF", percentOff: 150), .init(code: "BOTH", percentOff: 5, amountOff: "1.00")]
+        )
+        let error = #expect(throws: CatalogError.self) { try document.catalog() }
+        let fields = Set(error?.problems.map(\.field) ?? [])
+        #expect(
+            fields == [
+                "services[1].name", "services[2].minimumSkill", "services[3].price", "services[4].price",
+                "mechanics[1].id", "mechanics[2].name", "coupons[0].percentOff", "coupons[1]",
+            ])
+        #expect(error?.problems.contains { $0.message.contains("unknown skill \"wizard\"") } == true)
+    }
+
+    @Test("a catalog decodes from JSON data and matches the built-in one")
+    func decodesFromJSON() throws {
+        let data = try JSONEncoder().encode(CatalogDocument.standard)
+        let decoded = try JSONDecoder().decode(CatalogDocument.self, from: data)
+        let catalog = try decoded.catalog()
+        #expect(catalog.services == Catalog.standard.services)
+        #expect(catalog.mechanics == Catalog.standard.mechanics)
+    }
+
+    @Test("a coupon's expiry is read as RFC 3339 and applies from that instant on")
+    func couponExpiry() throws {
+        let document = CatalogDocument(
+            services: [.init(name: "Oil Change", minimumSkill: "junior", price: "35.00")],
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")],
+            coupons: [.init(code: "SPRING", amountOff: "5.00", expires: "2026-03-01T00:00:00Z")])
+        let coupon = try #require(try document.catalog().coupon(code: "SPRING"))
+        let expiry = try #require(coupon.expiresAt)
+        #expect(!coupon.isExpired(at: expiry.addingTimeInterval(-1)))
+        #expect(coupon.isExpired(at: expiry))
+    }
+}

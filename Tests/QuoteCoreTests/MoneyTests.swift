@@ -1,0 +1,69 @@
+import PropertyBased
+import QuoteCore
+import Testing
+
+@Suite("Money in integer cents")
+struct MoneyTests {
+    @Test(
+        "amounts parse exactly from decimal text",
+        arguments: [
+            ("66.25", 6_625), ("$66.25", 6_625), ("66.5", 6_650), ("66", 6_600), ("0.01", 1), (" 7.00 ", 700),
+            ("-5.10", -510),
+        ])
+    func parsing(text: String, cents: Int64) {
+        #expect(Money(parsing: text)?.cents == cents)
+    }
+
+    @Test(
+        "text that is not a plain amount is refused", arguments: ["", "abc", "1.234", "1.", ".5", "1,00", "1e3", "$"])
+    func parsingRefuses(text: String) {
+        #expect(Money(parsing: text) == nil)
+    }
+
+    @Test(
+        "amounts format as people read them",
+        arguments: [(6_625, "$66.25"), (5, "$0.05"), (-500, "-$5.00"), (0, "$0.00")])
+    func formatting(cents: Int64, text: String) {
+        #expect(Money(cents: cents).formatted == text)
+    }
+
+    @Test("formatting then parsing gives back the same cents")
+    func roundTrip() async {
+        await propertyCheck(input: Gen.int64(in: -1_000_000_000_000...1_000_000_000_000)) { cents in
+            let money = Money(cents: cents)
+            #expect(Money(parsing: money.formatted) == money)
+            #expect(Money(parsing: money.decimalString) == money)
+        }
+    }
+
+    @Test("addition is exact, associative and undone by subtraction")
+    func arithmetic() async {
+        let amount = Gen.int64(in: -1_000_000_000...1_000_000_000)
+        await propertyCheck(input: amount, amount, amount) { a, b, c in
+            let x = Money(cents: a)
+            let y = Money(cents: b)
+            let z = Money(cents: c)
+            #expect((x + y) + z == x + (y + z))
+            #expect(x + y - y == x)
+            #expect([x, y, z].sum(in: .usd).cents == a + b + c)
+        }
+    }
+
+    @Test("a percentage rounds half up to the cent and a coupon never takes more than the subtotal")
+    func discounts() async {
+        #expect(Money(cents: 6_625).percentage(10).cents == 663)
+        #expect(Money(cents: 6_700).percentage(10).cents == 670)
+        await propertyCheck(input: Gen.int64(in: 0...10_000_000), Gen.int(in: 1...100), Gen.int64(in: 1...20_000_000)) {
+            cents, percent, fixed in
+            let subtotal = Money(cents: cents)
+            let byPercent = Coupon(code: "P", discount: .percent(percent)).discount(on: subtotal)
+            let byAmount = Coupon(code: "A", discount: .amount(Money(cents: fixed))).discount(on: subtotal)
+            for discount in [byPercent, byAmount] {
+                #expect(discount.cents >= 0)
+                #expect(discount <= subtotal)
+            }
+            // Exact: the percentage is within half a cent of the true value.
+            #expect(abs(byPercent.cents * 100 - cents * Int64(percent)) <= 50)
+        }
+    }
+}

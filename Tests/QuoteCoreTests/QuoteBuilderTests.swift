@@ -1,0 +1,172 @@
+import Foundation
+import PropertyBased
+import QuoteCore
+import Testing
+
+@Suite("The quote builder")
+struct QuoteBuilderTests {
+    @Test("an empty builder reports every required part at once")
+    func everythingMissing() {
+        let problems = QuoteBuilder().problems(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(problems.map(\.field) == ["customer", "car", "services"])
+    }
+
+    @Test("every problem of a bad submission is reported, each at its field")
+    func allProblemsAtOnce() {
+        let submission = Submission(
+            customer: .init(name: " ", email: "not-an-email", address: nil),
+            car: .init(make: "Honda", model: nil, year: 1700),
+            services: ["Oil Change", ""],
+            mechanic: "Nobody",
+            coupon: "FREE"
+        )
+        let error = #expect(throws: QuoteError.self) {
+            try QuoteBuilder(submission).build(in: Fixtures.catalog, at: Fixtures.now)
+        }
+        #expect(error?.code == .invalidSubmission)
+        #expect(
+            error?.problems.map(\.field) == [
+                "customer.name", "customer.email", "customer.address", "car.model", "car.year", "services[1]",
+                "mechanic", "coupon",
+            ])
+        #expect(error?.problems.first { $0.field == "customer.email" }?.message.contains("not-an-email") == true)
+    }
+
+    @Test(
+        "email addresses are checked for plausibility",
+        arguments: [
+            ("reza@example.com", true), ("a.b+c@mail.example.co.uk", true), ("reza@example", false),
+            ("@example.com", false), ("reza@@example.com", false), ("re za@example.com", false),
+            ("reza@.com", false), ("", false),
+        ])
+    func emailPlausibility(email: String, plausible: Bool) {
+        #expect(Customer.isPlausibleEmail(email) == plausible)
+    }
+
+    @Test("Reza's three junior services are valid with any capable mechanic left to the system")
+    func rezaIsValid() throws {
+        let request = try Fixtures.reza().build(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(request.services.map(\.name) == ["Brake Inspection", "Battery Inspection", "Oil Change"])
+        #expect(request.requiredSkill == .junior)
+        #expect(request.pendingReasons.isEmpty)
+    }
+
+    @Test(
+        "Mike Fulton and Steve Brimington are refused for a brake pad replacement",
+        arguments: ["Mike Fulton", "Steve Brimington"])
+    func juniorsRefusedForBrakePads(name: String) {
+        var builder = QuoteBuilder()
+        builder.setCustomer(name: "Sarah Khosravani", email: "sarah@example.com", address: "S Rengstorff Mountain View")
+        builder.setCar(make: "Honda", model: "Accord")
+        builder.addService("Brake Pad Replacement")
+        builder.setMechanic(name)
+        let problems = builder.problems(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(problems == [Problem(field: "mechanic", message: "\(name) cannot perform Brake Pad Replacement")])
+    }
+
+    @Test("an apprentice is exactly sufficient for an apprentice service (>=, not >)")
+    func exactSkillSuffices() throws {
+        var builder = QuoteBuilder()
+        builder.setCustomer(name: "Sarah Khosravani", email: "sarah@example.com", address: "S Rengstorff Mountain View")
+        builder.setCar(make: "Honda", model: "Accord")
+        builder.addService("Brake Pad Replacement")
+        builder.setMechanic("Dick Duchess")
+        let request = try builder.build(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(request.preferredMechanic?.name == "Dick Duchess")
+    }
+
+    @Test("adding a timing belt replacement requires a master")
+    func timingBeltNeedsMaster() throws {
+        var builder = QuoteBuilder()
+        builder.setCustomer(name: "Sarah Khosravani", email: "sarah@example.com", address: "S Rengstorff Mountain View")
+        builder.setCar(make: "Honda", model: "Accord")
+        builder.addService("Brake Pad Replacement")
+        builder.setMechanic("Moris King")
+        #expect(builder.problems(in: Fixtures.catalog, at: Fixtures.now).isEmpty)
+        builder.addService("Timing Belt Replacement")
+        #expect(
+            builder.problems(in: Fixtures.catalog, at: Fixtures.now) == [
+                Problem(field: "mechanic", message: "Moris King cannot perform Timing Belt Replacement")
+            ])
+        let request = try { () throws(QuoteError) -> QuoteRequest in
+            var unassigned = builder
+            unassigned.setMechanic(nil)
+            return try unassigned.build(in: Fixtures.catalog, at: Fixtures.now)
+        }()
+        #expect(request.requiredSkill == .master)
+        builder.setMechanic("Zane Marine")
+        #expect(builder.problems(in: Fixtures.catalog, at: Fixtures.now).isEmpty)
+    }
+
+    @Test("coupons must exist and not have expired")
+    func coupons() throws {
+        var builder = Fixtures.reza()
+        builder.setCoupon("welcome10")
+        #expect(try builder.build(in: Fixtures.catalog, at: Fixtures.now).coupon?.code == "WELCOME10")
+        builder.setCoupon("NOPE")
+        #expect(builder.problems(in: Fixtures.catalog, at: Fixtures.now).map(\.field) == ["coupon"])
+
+        let expiring = try CatalogDocument(
+            services: [.init(name: "Oil Change", minimumSkill: "junior", price: "35.00")],
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")],
+            coupons: [.init(code: "OLD", percentOff: 50, expires: "2020-01-01T00:00:00Z")]
+        ).catalog()
+        var old = QuoteBuilder()
+        old.setCustomer(name: "A", email: "a@example.com", address: "Here")
+        old.setCar(make: "Ford", model: "Ka")
+        old.addService("Oil Change")
+        old.setCoupon("OLD")
+        #expect(old.problems(in: expiring, at: Fixtures.now) == [Problem(field: "coupon", message: "OLD has expired")])
+    }
+
+    @Test("a service added twice counts once, and a removed one is gone")
+    func serviceSet() throws {
+        var builder = Fixtures.reza()
+        builder.addService("oil change")
+        builder.removeService("BATTERY INSPECTION")
+        let request = try builder.build(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(request.services.map(\.name) == ["Brake Inspection", "Oil Change"])
+    }
+
+    @Test("the order of the builder's steps does not change the outcome")
+    func orderIndependence() async {
+        enum Step: CaseIterable, Sendable { case customer, car, service1, service2, mechanic, coupon }
+        let expected = try? Fixtures.johnLeeComplete().build(in: Fixtures.catalog, at: Fixtures.now)
+        await propertyCheck(input: Gen.shuffled(Step.allCases)) { steps in
+            var builder = QuoteBuilder()
+            for step in steps {
+                switch step {
+                case .customer:
+                    builder.setCustomer(
+                        name: "John Lee", email: "john.lee@example.com", address: "1 Infinite Loop Cupertino")
+                case .car: builder.setCar(make: "Toyota", model: "Corolla", year: 2012, trim: "LE")
+                case .service1: builder.addService("Oil Change")
+                case .service2: builder.addService("Brake Pad Replacement")
+                case .mechanic: builder.setMechanic("Joe Murphy")
+                case .coupon: builder.setCoupon("WELCOME10")
+                }
+            }
+            let request = try? builder.build(in: Fixtures.catalog, at: Fixtures.now)
+            #expect(request != nil)
+            #expect(Set(request?.services.map(\.name) ?? []) == Set(expected?.services.map(\.name) ?? []))
+            #expect(request?.customer == expected?.customer)
+            #expect(request?.car == expected?.car)
+            #expect(request?.preferredMechanic == expected?.preferredMechanic)
+            #expect(request?.coupon == expected?.coupon)
+            #expect(request?.requiredSkill == expected?.requiredSkill)
+        }
+    }
+}
+
+extension Fixtures {
+    static func johnLeeComplete() -> QuoteBuilder {
+        var builder = QuoteBuilder()
+        builder.setCoupon("WELCOME10")
+        builder.setMechanic("Joe Murphy")
+        builder.addService("Brake Pad Replacement")
+        builder.addService("Oil Change")
+        builder.setCar(make: "Toyota", model: "Corolla", year: 2012, trim: "LE")
+        builder.setCustomer(name: "John Lee", email: "john.lee@example.com", address: "1 Infinite Loop Cupertino")
+        return builder
+    }
+}
