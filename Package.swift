@@ -23,6 +23,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
@@ -40,6 +41,23 @@ let package = Package(
         // MARK: Domain
         .target(
             name: "QuoteCore",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Storage
+        .target(
+            name: "QuoteStore",
+            dependencies: ["QuoteCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "QuoteStoreSQLite",
+            dependencies: [
+                "QuoteCore",
+                "QuoteStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -73,6 +91,18 @@ let package = Package(
         .testTarget(
             name: "ZeroMQTests",
             dependencies: ["ZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuoteStoreTests",
+            dependencies: [
+                "QuoteCore",
+                "QuoteStore",
+                "QuoteStoreSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,6 +14,8 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
             case noMechanicAvailable = "no_mechanic_available"
             case unresolved = "unresolved"
             case invalidResolution = "invalid_resolution"
+            case unknownQuote = "unknown_quote"
+            case unknownMechanic = "unknown_mechanic"
         }
 
         private let base: Base
@@ -33,6 +35,10 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unresolved = Code(.unresolved)
         /// A resolution named something unknown or gave an impossible value.
         public static let invalidResolution = Code(.invalidResolution)
+        /// No quote has the given id.
+        public static let unknownQuote = Code(.unknownQuote)
+        /// No mechanic has the given name or id.
+        public static let unknownMechanic = Code(.unknownMechanic)
 
         /// The snake_case code used on the wire, such as `illegal_transition`.
         public var description: String { base.rawValue }

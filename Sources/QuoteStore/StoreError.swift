@@ -1,0 +1,38 @@
+/// A failure of the store itself (not a refused command): the database could not be opened,
+/// migrated, read or committed. The batch it concerned was not applied.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. New kinds may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case open, migration, database, corrupt, busy
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The store could not be opened (path, permissions, lock).
+        public static let open = Code(.open)
+        /// The schema could not be brought up to date.
+        public static let migration = Code(.migration)
+        /// A statement or commit failed.
+        public static let database = Code(.database)
+        /// Stored data could not be read back.
+        public static let corrupt = Code(.corrupt)
+        /// Another writer held the lock past the busy timeout.
+        public static let busy = Code(.busy)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What failed.
+    public let code: Code
+    /// Details, including the underlying database error.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "store \(code) error: \(message)" }
+}

@@ -1,0 +1,47 @@
+public import Foundation
+public import QuoteCore
+
+/// One entry of the append-only event log: a quote's state change or a mechanic's
+/// busy/free change, numbered by a gap-free, strictly increasing sequence.
+public struct StoredEvent: Sendable, Hashable {
+    /// What kind of change this is.
+    public enum Kind: Sendable, Hashable {
+        /// A quote moved from `from` (`nil` when it was created) to its current state.
+        case quote(from: QuoteStatus?, quote: Quote)
+        /// A mechanic was claimed by a quote.
+        case mechanicBusy(Mechanic, quote: QuoteID)
+        /// A mechanic was released by a quote.
+        case mechanicFree(Mechanic, quote: QuoteID)
+    }
+
+    /// The position in the log: 1, 2, 3..., never reused, with no gaps.
+    public var seq: Int64
+    /// When the change was committed.
+    public var at: Date
+    /// The change.
+    public var kind: Kind
+
+    /// Creates an event.
+    public init(seq: Int64, at: Date, kind: Kind) {
+        self.seq = seq
+        self.at = at
+        self.kind = kind
+    }
+
+    /// The topic it is published under: `quote.<state>`, `mechanic.busy` or `mechanic.free`.
+    public var type: String {
+        switch kind {
+        case .quote(_, let quote): "quote.\(quote.status.rawValue)"
+        case .mechanicBusy: "mechanic.busy"
+        case .mechanicFree: "mechanic.free"
+        }
+    }
+
+    /// The quote the event concerns.
+    public var quoteID: QuoteID {
+        switch kind {
+        case .quote(_, let quote): quote.id
+        case .mechanicBusy(_, let id), .mechanicFree(_, let id): id
+        }
+    }
+}

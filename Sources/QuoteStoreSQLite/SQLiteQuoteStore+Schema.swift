@@ -1,0 +1,75 @@
+import GRDB
+
+extension SQLiteQuoteStore {
+    /// The versioned schema. Migrations only ever append: a released one is never edited.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: catalog, quotes, history, events") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE services (
+                        name TEXT PRIMARY KEY COLLATE NOCASE,
+                        minimum_skill INTEGER NOT NULL CHECK (minimum_skill BETWEEN 1 AND 4),
+                        price_cents INTEGER NOT NULL CHECK (price_cents >= 0),
+                        currency TEXT NOT NULL
+                    );
+                    CREATE TABLE coupons (
+                        code TEXT PRIMARY KEY COLLATE NOCASE,
+                        percent_off INTEGER,
+                        amount_off_cents INTEGER,
+                        expires_at INTEGER
+                    );
+                    CREATE TABLE mechanics (
+                        id INTEGER PRIMARY KEY,
+                        name TEXT NOT NULL COLLATE NOCASE,
+                        skill INTEGER NOT NULL CHECK (skill BETWEEN 1 AND 4),
+                        active INTEGER NOT NULL DEFAULT 1,
+                        -- The quote holding the mechanic; NULL when free. The busy flag is this column.
+                        quote_id INTEGER REFERENCES quotes(id),
+                        -- Milliseconds since 1970 when the mechanic became free; NULL when busy.
+                        free_since INTEGER,
+                        CHECK ((quote_id IS NULL) = (free_since IS NOT NULL))
+                    );
+                    -- A quote holds at most one mechanic.
+                    CREATE UNIQUE INDEX mechanics_by_quote ON mechanics(quote_id) WHERE quote_id IS NOT NULL;
+                    -- The dispatch pick: least skill first, then longest free, then lowest id.
+                    CREATE INDEX mechanics_free ON mechanics(skill, free_since, id)
+                        WHERE quote_id IS NULL AND active = 1;
+                    CREATE TABLE quotes (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        state TEXT NOT NULL,
+                        idempotency_key TEXT UNIQUE,
+                        mechanic_id INTEGER REFERENCES mechanics(id),
+                        price_cents INTEGER,
+                        currency TEXT NOT NULL,
+                        submitted_at INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        -- The whole quote (QuoteCore's Codable form).
+                        data BLOB NOT NULL
+                    );
+                    CREATE INDEX quotes_by_state ON quotes(state, id);
+                    CREATE TABLE quote_history (
+                        quote_id INTEGER NOT NULL REFERENCES quotes(id),
+                        seq INTEGER NOT NULL,
+                        from_state TEXT,
+                        to_state TEXT NOT NULL,
+                        at INTEGER NOT NULL,
+                        PRIMARY KEY (quote_id, seq)
+                    ) WITHOUT ROWID;
+                    -- The outbox: appended in the same transaction as the change it describes.
+                    -- AUTOINCREMENT: a sequence number is never reused, even after pruning.
+                    CREATE TABLE events (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        at INTEGER NOT NULL,
+                        type TEXT NOT NULL,
+                        quote_id INTEGER NOT NULL,
+                        mechanic_id INTEGER,
+                        from_state TEXT,
+                        to_state TEXT,
+                        data BLOB NOT NULL
+                    );
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,350 @@
+public import Foundation
+import GRDB
+public import Logging
+public import QuoteCore
+public import QuoteStore
+import Synchronization
+
+/// The embedded default store: one SQLite file in WAL mode on GRDB, durable on commit
+/// (`synchronous=FULL`), shared safely by threads and by processes on the same host.
+///
+/// Writes take the write lock up front (`BEGIN IMMEDIATE`), so concurrent writers queue on
+/// the busy timeout instead of failing on a lock upgrade. Claims are single conditional
+/// `UPDATE`s whose affected rows are checked. Reads run concurrently with the writer.
+public final class SQLiteQuoteStore: QuoteStore {
+    /// How the store opens its file.
+    public struct Configuration: Sendable {
+        /// `FULL` (default) makes every commit durable before it returns; `NORMAL` in WAL mode
+        /// may lose the last commits on power loss, but never corrupts.
+        public var synchronousFull: Bool = true
+        /// How long a writer waits for another to release the lock.
+        public var busyTimeout: Duration = .seconds(5)
+        /// What the event log keeps.
+        public var retention: EventRetention = .init()
+
+        /// The defaults: durable commits, 5 s busy timeout, default retention.
+        public init() {}
+    }
+
+    private let pool: DatabasePool
+    private let catalog: Mutex<Catalog>
+    private let retention: EventRetention
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+
+    /// Opens (creating if needed) the store at `path`, migrates it, and syncs the catalog into
+    /// it: mechanics keep their busy state; those no longer listed are deactivated.
+    public init(
+        path: String, catalog: Catalog, configuration: Configuration = .init(), logger: Logger,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(StoreError) {
+        var config = GRDB.Configuration()
+        config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.components.seconds))
+        config.label = "quoted.store"
+        let synchronous = configuration.synchronousFull ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw StoreError(.open, "cannot open \(path): \(error)")
+        }
+        do {
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StoreError(.migration, "cannot migrate \(path): \(error)")
+        }
+        self.catalog = Mutex(catalog)
+        self.retention = configuration.retention
+        self.clock = clock
+        self.logger = logger
+        try updateCatalog(catalog)
+    }
+
+    /// The catalog commands are validated and priced against.
+    public var currentCatalog: Catalog { catalog.withLock { $0 } }
+
+    /// Replaces the catalog (e.g. on SIGHUP) and syncs its tables in one transaction.
+    public func updateCatalog(_ newCatalog: Catalog) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM services")
+            for service in newCatalog.services {
+                try db.execute(
+                    sql: "INSERT INTO services (name, minimum_skill, price_cents, currency) VALUES (?, ?, ?, ?)",
+                    arguments: [
+                        service.name, service.minimumSkill.rawValue, service.price.cents, service.price.currency.code,
+                    ])
+            }
+            try db.execute(sql: "DELETE FROM coupons")
+            for coupon in newCatalog.coupons {
+                var percent: Int?
+                var amount: Int64?
+                switch coupon.discount {
+                case .percent(let value): percent = value
+                case .amount(let value): amount = value.cents
+                }
+                try db.execute(
+                    sql: "INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at) VALUES (?, ?, ?, ?)",
+                    arguments: [coupon.code, percent, amount, coupon.expiresAt.map(Self.milliseconds)])
+            }
+            try db.execute(sql: "UPDATE mechanics SET active = 0")
+            for mechanic in newCatalog.mechanics {
+                try db.execute(
+                    sql: """
+                        INSERT INTO mechanics (id, name, skill, active, quote_id, free_since) VALUES (?, ?, ?, 1, NULL, 0)
+                        ON CONFLICT (id) DO UPDATE SET name = excluded.name, skill = excluded.skill, active = 1
+                        """,
+                    arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
+            }
+        }
+        catalog.withLock { $0 = newCatalog }
+    }
+
+    // MARK: Writing
+
+    public func apply(_ commands: [StoreCommand]) throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        guard !commands.isEmpty else { return [] }
+        let now = clock()
+        let catalog = currentCatalog
+        return try write { db in
+            let batch = Batch(db: db, catalog: catalog, now: now)
+            var results: [Result<CommandOutcome, QuoteError>] = []
+            results.reserveCapacity(commands.count)
+            for command in commands {
+                var result: Result<CommandOutcome, QuoteError>?
+                try db.inSavepoint {
+                    do {
+                        result = .success(try batch.execute(command))
+                        return .commit
+                    } catch let error as QuoteError {
+                        result = .failure(error)
+                        return .rollback
+                    }
+                }
+                results.append(result!)
+            }
+            return results
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction, mapping database failures.
+    private func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var value: T?
+                try db.inTransaction(.immediate) {
+                    value = try body(db)
+                    return .commit
+                }
+                return value!
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(.busy, "\(error)")
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.database, "\(error)")
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.database, "\(error)")
+        }
+    }
+
+    // MARK: Reading
+
+    public func quote(_ id: QuoteID) throws(StoreError) -> QuoteRecord? {
+        try read { db in
+            guard
+                let data = try Data.fetchOne(db, sql: "SELECT data FROM quotes WHERE id = ?", arguments: [id.rawValue])
+            else { return nil }
+            let quote = try Codec.decodeQuote(data)
+            let history = try Row.fetchAll(
+                db, sql: "SELECT from_state, to_state, at, seq FROM quote_history WHERE quote_id = ? ORDER BY seq",
+                arguments: [id.rawValue]
+            ).map { row in
+                StateChange(
+                    from: (row[0] as String?).flatMap(QuoteStatus.init(rawValue:)),
+                    to: QuoteStatus(rawValue: row[1]) ?? .submitted, at: Self.date(row[2]), seq: row[3])
+            }
+            return QuoteRecord(quote: quote, history: history)
+        }
+    }
+
+    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) throws(StoreError) -> [Quote] {
+        try read { db in
+            let after = afterID?.rawValue ?? 0
+            let rows: [Data]
+            if let status {
+                rows = try Data.fetchAll(
+                    db, sql: "SELECT data FROM quotes WHERE state = ? AND id > ? ORDER BY id LIMIT ?",
+                    arguments: [status.rawValue, after, limit])
+            } else {
+                rows = try Data.fetchAll(
+                    db, sql: "SELECT data FROM quotes WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit])
+            }
+            return try rows.map(Codec.decodeQuote)
+        }
+    }
+
+    public func mechanics() throws(StoreError) -> [MechanicState] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active = 1 ORDER BY id"
+            ).map { row in
+                MechanicState(
+                    mechanic: Mechanic(
+                        id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior),
+                    quote: (row[3] as Int64?).map(QuoteID.init), freeSince: (row[4] as Int64?).map(Self.date))
+            }
+        }
+    }
+
+    public func counts() throws(StoreError) -> [QuoteStatus: Int] {
+        try read { db in
+            var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM quotes GROUP BY state") {
+                if let status = QuoteStatus(rawValue: row[0]) { counts[status] = row[1] }
+            }
+            return counts
+        }
+    }
+
+    public func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT seq, at, type, quote_id, from_state, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                arguments: [after, limit]
+            ).map(Self.event)
+        }
+    }
+
+    public func lastSequence() throws(StoreError) -> Int64 {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
+        }
+    }
+
+    public func pruneEvents(now: Date) throws(StoreError) -> Int {
+        try write { db in
+            let last = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
+            let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
+            try db.execute(
+                sql: "DELETE FROM events WHERE seq <= ? AND at < ?",
+                arguments: [last - Int64(retention.minimumCount), cutoff])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Integrity
+
+    public func integrityViolations() throws(StoreError) -> [IntegrityViolation] {
+        try read { db in try Self.violations(db) }
+    }
+
+    public func repairIntegrity() throws(StoreError) -> [IntegrityViolation] {
+        let now = clock()
+        let catalog = currentCatalog
+        return try write { db in
+            let found = try Self.violations(db)
+            let batch = Batch(db: db, catalog: catalog, now: now)
+            for violation in found {
+                try batch.repair(violation)
+                logger.warning(
+                    "repaired integrity violation",
+                    metadata: ["violation": "\(violation.message)"])
+            }
+            return found
+        }
+    }
+
+    private static func violations(_ db: Database) throws -> [IntegrityViolation] {
+        var found: [IntegrityViolation] = []
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT q.id, q.mechanic_id FROM quotes q LEFT JOIN mechanics m ON m.id = q.mechanic_id
+                WHERE q.state = 'booked' AND (m.quote_id IS NULL OR m.quote_id != q.id)
+                """)
+        {
+            let quote: Int64 = row[0]
+            let mechanic: Int64? = row[1]
+            found.append(
+                IntegrityViolation(
+                    message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
+                    quote: QuoteID(quote), mechanic: mechanic.map(MechanicID.init)))
+        }
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT m.id, m.quote_id FROM mechanics m LEFT JOIN quotes q ON q.id = m.quote_id
+                WHERE m.quote_id IS NOT NULL AND (q.state IS NOT 'booked' OR q.mechanic_id IS NOT m.id)
+                """)
+        {
+            let mechanic: Int64 = row[0]
+            let quote: Int64 = row[1]
+            found.append(
+                IntegrityViolation(
+                    message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
+                    quote: QuoteID(quote), mechanic: MechanicID(mechanic)))
+        }
+        return found
+    }
+
+    // MARK: Conversions
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    static func date(_ milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+    }
+
+    static func event(_ row: Row) throws -> StoredEvent {
+        let seq: Int64 = row[0]
+        let at = date(row[1])
+        let type: String = row[2]
+        let quoteID = QuoteID(row[3])
+        let data: Data = row[5]
+        let kind: StoredEvent.Kind
+        switch type {
+        case "mechanic.busy": kind = .mechanicBusy(try Codec.decodeMechanic(data), quote: quoteID)
+        case "mechanic.free": kind = .mechanicFree(try Codec.decodeMechanic(data), quote: quoteID)
+        default:
+            kind = .quote(
+                from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try Codec.decodeQuote(data))
+        }
+        return StoredEvent(seq: seq, at: at, kind: kind)
+    }
+}
+
+/// What the event log keeps: an event is pruned only when it is older than `minimumAge`
+/// and not among the last `minimumCount`, so subscribers can always replay that much.
+public struct EventRetention: Sendable, Hashable {
+    /// Events younger than this are kept.
+    public var minimumAge: Duration
+    /// At least this many of the latest events are kept.
+    public var minimumCount: Int
+
+    /// Creates a retention promise; the default keeps 7 days and at least 100,000 events.
+    public init(minimumAge: Duration = .seconds(7 * 24 * 3600), minimumCount: Int = 100_000) {
+        self.minimumAge = minimumAge
+        self.minimumCount = minimumCount
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

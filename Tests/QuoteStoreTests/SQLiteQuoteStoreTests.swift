@@ -1,0 +1,234 @@
+import Foundation
+import GRDB
+import Logging
+import QuoteCore
+import QuoteStore
+import QuoteStoreSQLite
+import Synchronization
+import Testing
+
+@Suite("The SQLite store")
+struct SQLiteQuoteStoreTests {
+    let directory = TemporaryDirectory()
+
+    @Test("a new file is migrated and a reopened one keeps its quotes and catalog state")
+    func migrateAndReopen() throws {
+        do {
+            let store = try StoreFixtures.open(directory.database)
+            #expect(try store.counts().values.reduce(0, +) == 0)
+            #expect(try store.mechanics().count == 10)
+            let results = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "a", book: true)])
+            #expect(try results[0].get().quote.status == .booked)
+        }
+        let reopened = try StoreFixtures.open(directory.database)
+        #expect(try reopened.counts()[.booked] == 1)
+        #expect(try reopened.mechanics().filter { !$0.isFree }.count == 1)
+        #expect(try reopened.integrityViolations().isEmpty)
+    }
+
+    @Test("the same idempotency key returns the original quote and creates nothing")
+    func idempotentSubmission() throws {
+        let store = try StoreFixtures.open(directory.database)
+        let first = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-1", book: false)])[0]
+            .get()
+        let lastSeq = try store.lastSequence()
+        let again = try store.apply([
+            .submit(StoreFixtures.submission(name: "Someone Else"), idempotencyKey: "key-1", book: false)
+        ])[0].get()
+        #expect(again.replayed)
+        #expect(again.quote == first.quote)
+        #expect(again.events.isEmpty)
+        #expect(try store.lastSequence() == lastSeq)
+        #expect(try store.counts().values.reduce(0, +) == 1)
+    }
+
+    @Test("an invalid submission is refused with every problem and writes nothing")
+    func invalidSubmissionWritesNothing() throws {
+        let store = try StoreFixtures.open(directory.database)
+        let results = try store.apply([.submit(Submission(), idempotencyKey: "bad", book: true)])
+        #expect(results[0].failure?.code == .invalidSubmission)
+        #expect(results[0].failure?.problems.count == 3)
+        #expect(try store.lastSequence() == 0)
+        // The key was not used up by the failed attempt.
+        #expect(
+            try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "bad", book: false)])[0].get().replayed
+                == false)
+    }
+
+    @Test("booking refuses a busy mechanic, an unable one, an unknown one, and no-one left, changing nothing")
+    func claimErrors() throws {
+        let store = try StoreFixtures.open(directory.database, catalog: try StoreFixtures.catalog(mechanics: 2))
+        let submitted = try store.apply([
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
+            .submit(StoreFixtures.submission(services: ["Timing Belt Replacement"]), idempotencyKey: nil, book: false),
+        ]).map { try $0.get().quote.id }
+
+        #expect(
+            try store.apply([.book(submitted[0], mechanic: "Mechanic 1")])[0].get().quote.mechanic?.name == "Mechanic 1"
+        )
+        let before = try store.lastSequence()
+        let results = try store.apply([
+            .book(submitted[1], mechanic: "Mechanic 1"),
+            .book(submitted[3], mechanic: "Mechanic 2"),
+            .book(submitted[1], mechanic: "Nobody"),
+            .book(QuoteID(999), mechanic: nil),
+            .book(submitted[3], mechanic: nil),
+        ])
+        #expect(
+            results.map { $0.failure?.code } == [
+                .mechanicBusy, .cannotPerform, .unknownMechanic, .unknownQuote, .noMechanicAvailable,
+            ])
+        #expect(try store.lastSequence() == before, "refused commands append no event")
+        #expect(try store.mechanics().first { $0.mechanic.name == "Mechanic 2" }?.isFree == true)
+
+        #expect(try store.apply([.book(submitted[1], mechanic: nil)])[0].get().quote.mechanic?.name == "Mechanic 2")
+        let none = try store.apply([.book(submitted[2], mechanic: nil)])
+        #expect(none[0].failure?.code == .noMechanicAvailable)
+        let twice = try store.apply([.book(submitted[0], mechanic: nil)])
+        #expect(twice[0].failure?.code == .illegalTransition)
+    }
+
+    @Test("completing and cancelling release the mechanic in the same transaction", arguments: ["complete", "cancel"])
+    func releaseOnFinish(how: String) throws {
+        let store = try StoreFixtures.open(directory.database, catalog: try StoreFixtures.catalog(mechanics: 1))
+        let booked = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+        #expect(booked.quote.status == .booked)
+        #expect(booked.events.map(\.type) == ["quote.submitted", "quote.ready", "quote.booked", "mechanic.busy"])
+        #expect(try store.mechanics()[0].isFree == false)
+
+        let command: StoreCommand =
+            how == "complete" ? .complete(booked.quote.id) : .cancel(booked.quote.id, reason: "test")
+        let finished = try store.apply([command])[0].get()
+        #expect(finished.quote.status == (how == "complete" ? .completed : .cancelled))
+        #expect(finished.events.map(\.type) == ["quote.\(finished.quote.status)", "mechanic.free"])
+        let mechanic = try store.mechanics()[0]
+        #expect(mechanic.isFree)
+        #expect(mechanic.freeSince != nil)
+        #expect(try store.integrityViolations().isEmpty)
+        if how == "complete" { #expect(finished.quote.receipt?.mechanic.name == "Mechanic 1") }
+    }
+
+    @Test("a batch applies its good commands and refuses its bad ones, each on its own")
+    func mixedBatch() throws {
+        let store = try StoreFixtures.open(directory.database)
+        let results = try store.apply([
+            .submit(StoreFixtures.submission(), idempotencyKey: "ok-1", book: false),
+            .submit(Submission(customer: .init(name: "Nope")), idempotencyKey: "bad-1", book: false),
+            .submit(StoreFixtures.submission(trim: nil), idempotencyKey: "pending-1", book: false),
+            .complete(QuoteID(1)),
+            .book(QuoteID(1), mechanic: "Joe Murphy"),
+            .resolve(QuoteID(2), Resolution(price: Money(cents: 6_625))),
+        ])
+        #expect(try results[0].get().quote.status == .ready)
+        #expect(results[1].failure?.code == .invalidSubmission)
+        #expect(try results[2].get().quote.status == .pending)
+        #expect(results[3].failure?.code == .illegalTransition)
+        #expect(try results[4].get().quote.mechanic?.name == "Joe Murphy")
+        #expect(try results[5].get().quote.price == Money(cents: 6_625))
+
+        let events = try store.events(after: 0, limit: 100)
+        #expect(events.map(\.seq) == Array(1...Int64(events.count)), "gap-free despite the refused commands")
+        let all = results.compactMap { try? $0.get() }.flatMap(\.events)
+        #expect(all.map(\.seq) == events.map(\.seq))
+    }
+
+    @Test("events stay ordered and gap-free across restarts, and history follows each quote")
+    func eventsAcrossRestarts() throws {
+        var ids: [QuoteID] = []
+        for round in 0..<3 {
+            let store = try StoreFixtures.open(directory.database)
+            let outcome = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "r\(round)", book: true)]
+            )[0].get()
+            ids.append(outcome.quote.id)
+            _ = try store.apply([.complete(outcome.quote.id)])
+        }
+        let store = try StoreFixtures.open(directory.database)
+        let events = try store.events(after: 0, limit: 1_000)
+        #expect(events.count == 18)
+        #expect(events.map(\.seq) == Array(1...18))
+        #expect(try store.events(after: 10, limit: 3).map(\.seq) == [11, 12, 13])
+        let record = try #require(try store.quote(ids[1]))
+        #expect(record.history.map(\.to) == [.submitted, .ready, .booked, .completed])
+        #expect(record.history.first?.from == nil)
+        #expect(record.quote.receipt != nil)
+        #expect(doubleBookings(in: events).isEmpty)
+    }
+
+    @Test("pruning keeps what the retention promises and never reuses a sequence number")
+    func pruning() throws {
+        let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
+        let store = try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
+            clock: clockBox.now)
+        for index in 0..<5 {
+            _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p\(index)", book: false)])
+        }
+        #expect(try store.lastSequence() == 10)
+        #expect(try store.pruneEvents(now: clockBox.now()) == 0, "too young to prune")
+        clockBox.advance(by: 7_200)
+        #expect(try store.pruneEvents(now: clockBox.now()) == 6, "all but the last four")
+        #expect(try store.events(after: 0, limit: 100).map(\.seq) == [7, 8, 9, 10])
+        _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p-next", book: false)])
+        #expect(try store.events(after: 10, limit: 100).map(\.seq) == [11, 12])
+    }
+
+    @Test("lists page by state and counts add up")
+    func listsAndCounts() throws {
+        let store = try StoreFixtures.open(directory.database)
+        for index in 0..<7 {
+            _ = try store.apply([
+                .submit(StoreFixtures.submission(trim: index % 2 == 0 ? "EX" : nil), idempotencyKey: nil, book: false)
+            ])
+        }
+        let counts = try store.counts()
+        #expect(counts[.ready] == 4)
+        #expect(counts[.pending] == 3)
+        let firstPage = try store.quotes(status: .ready, afterID: nil, limit: 3)
+        #expect(firstPage.map(\.id.rawValue) == [1, 3, 5])
+        let secondPage = try store.quotes(status: .ready, afterID: firstPage.last?.id, limit: 3)
+        #expect(secondPage.map(\.id.rawValue) == [7])
+        #expect(try store.quotes(status: nil, afterID: nil, limit: 100).count == 7)
+    }
+
+    @Test("the integrity check reports a tampered claim and the explicit repair fixes it")
+    func integrityRepair() throws {
+        let store = try StoreFixtures.open(directory.database)
+        let booked = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+        let completed = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+        _ = try store.apply([.complete(completed.quote.id)])
+        #expect(try store.integrityViolations().isEmpty)
+        try tamper(directory.database) { db in
+            // Free the first quote's mechanic behind the store's back, and make the completed
+            // quote's mechanic busy again.
+            try db.execute(
+                sql: "UPDATE mechanics SET quote_id = NULL, free_since = 0 WHERE quote_id = ?",
+                arguments: [booked.quote.id.rawValue])
+            try db.execute(
+                sql: "UPDATE mechanics SET quote_id = ?, free_since = NULL WHERE id = ?",
+                arguments: [completed.quote.id.rawValue, completed.quote.mechanic!.id.rawValue])
+        }
+        let reopened = try StoreFixtures.open(directory.database)
+        #expect(try reopened.integrityViolations().count == 2)
+        #expect(try reopened.repairIntegrity().count == 2)
+        #expect(try reopened.integrityViolations().isEmpty)
+    }
+}
+
+/// A settable clock for retention tests.
+final class TestClock: Sendable {
+    private let state: LockedDate
+    init(_ start: Date) { state = LockedDate(start) }
+    func now() -> Date { state.get() }
+    func advance(by seconds: TimeInterval) { state.advance(seconds) }
+}
+
+final class LockedDate: Sendable {
+    private let date: Mutex<Date>
+    init(_ date: Date) { self.date = Mutex(date) }
+    func get() -> Date { date.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}

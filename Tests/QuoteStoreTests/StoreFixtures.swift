@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import QuoteCore
+import QuoteStore
+import QuoteStoreSQLite
+
+/// A fresh directory per test, removed when the value goes away.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("quoted-tests-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    var database: String { path + "/quoted.sqlite" }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+enum StoreFixtures {
+    static let logger = Logger(label: "test.store")
+
+    static func open(_ path: String, catalog: Catalog = .standard) throws -> SQLiteQuoteStore {
+        try SQLiteQuoteStore(path: path, catalog: catalog, logger: logger)
+    }
+
+    static func submission(
+        name: String = "Reza Shirazian", services: [String] = ["Oil Change"], trim: String? = "EX",
+        mechanic: String? = nil
+    ) -> Submission {
+        Submission(
+            customer: .init(name: name, email: "someone@example.com", address: "1 Main St"),
+            car: .init(make: "Honda", model: "Civic", year: 2015, trim: trim),
+            services: services, mechanic: mechanic)
+    }
+
+    /// A catalog of `count` mechanics of one skill, for contention.
+    static func catalog(mechanics count: Int, skill: Skill = .junior) throws -> Catalog {
+        try Catalog(
+            services: Catalog.standard.services,
+            mechanics: (1...count).map { Mechanic(id: MechanicID(Int64($0)), name: "Mechanic \($0)", skill: skill) })
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// Replays the event log and reports every moment a mechanic would have been held twice or
+/// released by a quote that did not hold them.
+func doubleBookings(in events: [StoredEvent]) -> [String] {
+    var holder: [MechanicID: QuoteID] = [:]
+    var problems: [String] = []
+    for event in events {
+        switch event.kind {
+        case .mechanicBusy(let mechanic, let quote):
+            if let current = holder[mechanic.id] {
+                problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while held by \(current)")
+            }
+            holder[mechanic.id] = quote
+        case .mechanicFree(let mechanic, let quote):
+            if holder[mechanic.id] != quote {
+                problems.append(
+                    "seq \(event.seq): \(mechanic.name) freed by \(quote), held by \(String(describing: holder[mechanic.id]))"
+                )
+            }
+            holder[mechanic.id] = nil
+        case .quote: break
+        }
+    }
+    return problems
+}
