@@ -82,6 +82,10 @@ let package = Package(
             dependencies: [
                 "ZeroMQ",
                 "CZeroMQ",
+                "QuoteCore",
+                "QuoteStore",
+                "QuoteStoreSQLite",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `quoted-bench`: measures quoted and its parts on this machine, end to end.
+@main
+struct QuotedBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quoted-bench",
+        abstract: "Benchmarks for quoted and its building blocks.",
+        subcommands: [ZeroMQEcho.self, StoreBench.self, CrashWriter.self]
+    )
+}
