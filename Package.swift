@@ -24,6 +24,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(
+            url: "https://github.com/apple/swift-configuration", from: "1.4.0",
+            traits: [.defaults, "YAML", "Logging"]),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
@@ -44,6 +50,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Wire protocol
+        .target(
+            name: "QuoteWire",
+            dependencies: ["QuoteCore"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Storage
         .target(
             name: "QuoteStore",
@@ -61,11 +74,38 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Daemon
+        .target(
+            name: "QuoteDaemon",
+            dependencies: [
+                "ZeroMQ",
+                "QuoteCore",
+                "QuoteWire",
+                "QuoteStore",
+                "QuoteStoreSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "quoted",
             dependencies: [
-                .product(name: "Logging", package: "swift-log")
+                "QuoteDaemon",
+                "QuoteCore",
+                "QuoteStore",
+                "QuoteStoreSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -107,6 +147,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuotedEndToEndTests",
+            dependencies: ["ZeroMQ"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

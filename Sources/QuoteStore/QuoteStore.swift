@@ -12,6 +12,12 @@ public import QuoteCore
 /// The SQLite store (`QuoteStoreSQLite`) serves one host; a PostgreSQL store for several
 /// daemons would claim with `FOR UPDATE SKIP LOCKED` behind this same protocol.
 public protocol QuoteStore: Sendable {
+    /// The catalog commands are validated and priced against.
+    var currentCatalog: Catalog { get }
+
+    /// Replaces the catalog (e.g. on reload) and syncs what the store keeps of it.
+    func updateCatalog(_ catalog: Catalog) throws(StoreError)
+
     /// Applies `commands` in one transaction and reports each one's result in order.
     ///
     /// A failing command is rolled back alone (through a savepoint) and does not fail the

@@ -64,9 +64,13 @@ struct WrappedEcho {
                 try router.set(.receiveHighWaterMark, 0)
                 try router.bind("tcp://127.0.0.1:*")
                 box.publish(router.lastEndpoint)
+                var identity = Message()
+                var body = Message()
                 for _ in 0..<count {
-                    guard let message = try router.receiveMultipart() else { break }
-                    try router.send(multipart: message.frames)
+                    _ = try router.receive(&identity)
+                    _ = try router.receive(&body)
+                    try router.send(&identity, more: true)
+                    try router.send(&body)
                 }
             } catch {
                 FileHandle.standardError.write(Data("server: \(error)\n".utf8))
@@ -83,12 +87,13 @@ struct WrappedEcho {
         let start = clock.now
         var sent = 0
         var received = 0
+        var reply = Message()
         while received < messages {
             while sent < messages && sent - received < window {
                 try dealer.send(payload)
                 sent += 1
             }
-            _ = try dealer.receive()
+            _ = try dealer.receive(&reply)
             received += 1
         }
         return Double(messages) / (clock.now - start).seconds

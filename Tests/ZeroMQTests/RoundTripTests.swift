@@ -118,3 +118,45 @@ extension Socket {
         try set(.sendTimeout, 10_000)
     }
 }
+
+@Suite("Zero-copy messages")
+struct MessageTests {
+    @Test("a ROUTER forwards received frames back without copying them out, and they arrive intact")
+    func forwardWithoutCopy() throws {
+        let context = try Context()
+        let router = try Socket(context, type: .router)
+        try router.configureForTests()
+        try router.bind("tcp://127.0.0.1:*")
+        let dealer = try Socket(context, type: .dealer)
+        try dealer.configureForTests()
+        try dealer.connect(router.lastEndpoint)
+
+        let payload = (0..<1_000).map { UInt8(truncatingIfNeeded: $0) }
+        try dealer.send(payload)
+        var identity = Message()
+        var body = Message()
+        #expect(try router.receive(&identity))
+        let identityHasMore = identity.hasMore
+        #expect(identityHasMore)
+        #expect(try router.receive(&body))
+        let bodyHasMore = body.hasMore
+        let bodyCount = body.count
+        let bodyBytes = body.withUnsafeBytes { Array($0) }
+        let peer = body.metadata("Peer-Address")
+        #expect(!bodyHasMore)
+        #expect(bodyCount == 1_000)
+        #expect(bodyBytes == payload)
+        #expect(peer == "127.0.0.1")
+        #expect(try router.send(&identity, more: true))
+        #expect(try router.send(&body))
+        let emptied = body.count
+        #expect(emptied == 0, "a sent message is left empty")
+        #expect(try dealer.receive() == payload)
+
+        var nothing = Message()
+        #expect(try router.receive(&nothing, dontWait: true) == false)
+        var copy = Message(payload)
+        let copied = copy.bytes
+        #expect(copied == payload)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+public import Logging
+public import QuoteStore
+public import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// The daemon's engine, where every message enters: one I/O thread owns the ROUTER (commands)
+/// and the PUB (events). It drains waiting requests, applies their writes through the store
+/// in one transaction (group commit), answers reads from committed state, then replies and
+/// publishes, never before the commit.
+///
+/// The thread is its own, not the cooperative pool's: `zmq_poll` blocks. Graceful shutdown
+/// sets a flag the loop sees within one poll interval; it finishes the batch in hand, replies,
+/// publishes, and closes its sockets with a short linger.
+public final class CommandServer: Service {
+    /// Where the sockets ended up, wildcard ports resolved; known once ``ready`` fires.
+    public struct Endpoints: Sendable, Hashable {
+        public var commands: String
+        public var events: String
+    }
+
+    private let configuration: DaemonConfiguration
+    private let store: any QuoteStore
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+    private let stopping = Atomic<Bool>(false)
+    private let bound = Mutex<Endpoints?>(nil)
+    private let onReady: @Sendable (Endpoints) -> Void
+
+    /// Creates the server; nothing is bound until ``run()``.
+    public init(
+        configuration: DaemonConfiguration, store: any QuoteStore, logger: Logger, notifier: SystemdNotifier = .init(),
+        onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        self.notifier = notifier
+        self.onReady = onReady
+    }
+
+    /// The bound endpoints, once listening.
+    public var endpoints: Endpoints? { bound.withLock { $0 } }
+
+    public func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let thread = Thread { [self] in
+                    do {
+                        try loop()
+                        continuation.resume()
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+                thread.name = "quoted-io"
+                thread.start()
+            }
+        } onGracefulShutdown: { [self] in
+            stopping.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Asks the loop to stop after its current batch (also what graceful shutdown does).
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+    }
+
+    // MARK: The I/O loop
+
+    private func loop() throws {
+        let context = try Context()
+        let router = try Socket(context, type: .router)
+        try router.set(.linger, 0)
+        try router.set(.receiveHighWaterMark, Int32(clamping: configuration.highWaterMark))
+        try router.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
+        // Twice the answerable size: a frame a little too large gets an error reply; a larger
+        // one costs the peer its connection, before it is ever buffered whole.
+        try router.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 2)
+        try router.set(.heartbeatInterval, 5_000)
+        try router.set(.heartbeatTimeout, 15_000)
+        try router.set(.heartbeatTTL, 30_000)
+        try router.bind(configuration.endpoint)
+        let publisher = try Socket(context, type: .pub)
+        try publisher.set(.linger, 0)
+        try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
+        try publisher.bind(configuration.events)
+        let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
+        bound.withLock { $0 = endpoints }
+
+        let lastSeq = (try? store.lastSequence()) ?? 0
+        logger.notice(
+            "quoted ready",
+            metadata: ["commands": "\(endpoints.commands)", "events": "\(endpoints.events)", "lastSeq": "\(lastSeq)"])
+        notifier.notify("READY=1\nSTATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
+        onReady(endpoints)
+
+        let engine = Engine(store: store, configuration: configuration, logger: logger)
+        var poller = Poller()
+        poller.register(router)
+        let clock = ContinuousClock()
+        var nextWatchdog = clock.now
+        var nextPrune = clock.now
+        let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
+        var received: [Multipart] = []
+        received.reserveCapacity(configuration.maxBatch)
+
+        while !stopping.load(ordering: .relaxed) {
+            if try poller.poll(timeout: pollInterval) > 0 {
+                while received.count < configuration.maxBatch, let message = try router.receiveMultipart(dontWait: true)
+                {
+                    received.append(message)
+                }
+                if !received.isEmpty {
+                    let output = engine.handle(received)
+                    received.removeAll(keepingCapacity: true)
+                    for reply in output.replies {
+                        // A vanished or slow client loses its reply; the loop never waits for it.
+                        _ = try router.send(multipart: reply, dontWait: true)
+                    }
+                    for event in output.events {
+                        _ = try publisher.send(multipart: event, dontWait: true)
+                    }
+                }
+            }
+            let now = clock.now
+            if let interval = notifier.watchdogInterval, now >= nextWatchdog {
+                notifier.notify("WATCHDOG=1")
+                nextWatchdog = now + interval
+            }
+            if now >= nextPrune {
+                engine.prune()
+                nextPrune = now + .seconds(60)
+            }
+        }
+        notifier.notify("STOPPING=1\nSTATUS=stopping")
+        logger.notice("quoted stopping: in-flight batch answered, closing sockets")
+        // Give the last replies and events a moment to leave.
+        router.close(linger: .milliseconds(500))
+        publisher.close(linger: .milliseconds(500))
+    }
+}

@@ -1,0 +1,115 @@
+public import Configuration
+import Foundation
+
+/// The daemon's settings, read once at start-up through one `ConfigReader` (flags, then
+/// `QUOTED_*` environment variables, then the YAML file, then these defaults).
+///
+/// Keys (file key / environment variable / flag):
+/// - `endpoint` / `QUOTED_ENDPOINT` / `--endpoint`: the ROUTER for commands; default `tcp://127.0.0.1:5555`.
+/// - `events` / `QUOTED_EVENTS` / `--events`: the PUB for events; default `tcp://127.0.0.1:5556`.
+/// - `stateDirectory` / `QUOTED_STATE_DIRECTORY` / `--state-dir`: where `quoted.sqlite` lives; default `var/quoted`.
+/// - `catalog` / `QUOTED_CATALOG` / `--catalog`: a YAML or JSON catalog file; default the built-in catalog.
+/// - `maxMessageBytes` / `QUOTED_MAX_MESSAGE_BYTES` / `--max-message-bytes`: the largest request answered, 256 to
+///   16,777,216; default 65,536. Frames over twice this are dropped by libzmq (`ZMQ_MAXMSGSIZE`) with the connection.
+/// - `logLevel` / `QUOTED_LOG_LEVEL` / `--log-level`: trace, debug, info, notice, warning, error, critical; default info.
+/// - `retention.minimumAgeHours` / `QUOTED_RETENTION_MINIMUM_AGE_HOURS` / `--retention-hours`: events younger are kept; default 168.
+/// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
+///   are kept; default 100,000.
+/// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024.
+/// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
+///   dropped (events); default 10,000.
+/// - `synchronous` / `QUOTED_SYNCHRONOUS`: `full` (durable on commit) or `normal`; default full.
+public struct DaemonConfiguration: Sendable, Hashable {
+    public var endpoint: String
+    public var events: String
+    public var stateDirectory: String
+    public var catalogFile: String?
+    public var maxMessageBytes: Int
+    public var logLevel: String
+    public var retentionHours: Int
+    public var retentionEvents: Int
+    public var maxBatch: Int
+    public var highWaterMark: Int
+    public var synchronousFull: Bool
+
+    /// Reads and validates every key, reporting the first wrong one by name.
+    public init(reader: ConfigReader) throws(ConfigurationError) {
+        endpoint = try Self.endpoint(reader, "endpoint", default: "tcp://127.0.0.1:5555")
+        events = try Self.endpoint(reader, "events", default: "tcp://127.0.0.1:5556")
+        stateDirectory = reader.string(forKey: "stateDirectory") ?? "var/quoted"
+        if stateDirectory.isEmpty { throw ConfigurationError(key: "stateDirectory", reason: "must not be empty") }
+        catalogFile = reader.string(forKey: "catalog").flatMap { $0.isEmpty ? nil : $0 }
+        maxMessageBytes = try Self.integer(reader, "maxMessageBytes", default: 65_536, range: 256...16_777_216)
+        logLevel = (reader.string(forKey: "logLevel") ?? "info").lowercased()
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        guard levels.contains(logLevel) else {
+            throw ConfigurationError(
+                key: "logLevel", reason: "\"\(logLevel)\" is not one of \(levels.joined(separator: ", "))")
+        }
+        retentionHours = try Self.integer(reader, "retention.minimumAgeHours", default: 168, range: 0...87_600)
+        retentionEvents = try Self.integer(
+            reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
+        maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
+        highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
+        let synchronous = (reader.string(forKey: "synchronous") ?? "full").lowercased()
+        guard synchronous == "full" || synchronous == "normal" else {
+            throw ConfigurationError(key: "synchronous", reason: "\"\(synchronous)\" is not full or normal")
+        }
+        synchronousFull = synchronous == "full"
+    }
+
+    /// The SQLite file inside the state directory.
+    public var databasePath: String {
+        (stateDirectory as NSString).appendingPathComponent("quoted.sqlite")
+    }
+
+    private static func endpoint(_ reader: ConfigReader, _ key: String, default fallback: String)
+        throws(ConfigurationError)
+        -> String
+    {
+        let value = reader.string(forKey: ConfigKey(key)) ?? fallback
+        let transports = ["tcp://", "ipc://", "inproc://"]
+        guard transports.contains(where: value.hasPrefix), value.count > 8 else {
+            throw ConfigurationError(
+                key: key, reason: "\"\(value)\" is not a ZeroMQ endpoint like tcp://127.0.0.1:5555")
+        }
+        return value
+    }
+
+    private static func integer(
+        _ reader: ConfigReader, _ key: String, default fallback: Int, range: ClosedRange<Int>
+    ) throws(ConfigurationError) -> Int {
+        let configKey = ConfigKey(key)
+        let value: Int
+        if let number = reader.int(forKey: configKey) {
+            value = number
+        } else if let text = reader.string(forKey: configKey) {
+            guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
+                throw ConfigurationError(key: key, reason: "\"\(text)\" is not a whole number")
+            }
+            value = number
+        } else {
+            return fallback
+        }
+        guard range.contains(value) else {
+            throw ConfigurationError(key: key, reason: "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+}
+
+/// A configuration value that cannot be used, named by its key.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The key, as written in the file.
+    public let key: String
+    /// What is wrong with its value.
+    public let reason: String
+
+    /// Creates the error.
+    public init(key: String, reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+
+    public var description: String { "invalid configuration: \(key): \(reason)" }
+}

@@ -1,0 +1,57 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Talks to systemd over `NOTIFY_SOCKET` (`sd_notify`'s datagram protocol, written here so
+/// no libsystemd is needed): `READY=1`, `STATUS=...`, `STOPPING=1`, `WATCHDOG=1`.
+///
+/// Without `NOTIFY_SOCKET` (not under systemd) every call does nothing.
+public struct SystemdNotifier: Sendable {
+    private let path: String?
+    /// How often to send `WATCHDOG=1`: half of `WATCHDOG_USEC`, or `nil` when no watchdog is set.
+    public let watchdogInterval: Duration?
+
+    /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment`.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        if let usec = environment["WATCHDOG_USEC"].flatMap(Int64.init), usec > 0,
+            environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true
+        {
+            watchdogInterval = .microseconds(usec / 2)
+        } else {
+            watchdogInterval = nil
+        }
+    }
+
+    /// Whether a notify socket was given.
+    public var isEnabled: Bool { path != nil }
+
+    /// Sends `state` (newline-separated `KEY=value` lines); failures are ignored, as sd_notify does.
+    public func notify(_ state: String) {
+        guard let path else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        // An abstract socket is written with a leading '@' and addressed with a leading NUL.
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        let message = Array(state.utf8)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                message.withUnsafeBytes {
+                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import QuoteCore
+
+/// Encodes and decodes protocol frames. One codec per thread: it reuses its coders.
+public struct WireCodec {
+    private let encoder: JSONEncoder
+    private let decoder: JSONDecoder
+
+    /// Creates a codec; dates are RFC 3339 with milliseconds, in UTC.
+    public init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Self.timeFormat))
+        }
+        decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = try? Date(text, strategy: Self.timeFormat) { return date }
+            if let date = try? Date(text, strategy: .iso8601) { return date }
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\"\(text)\" is not an RFC 3339 time")
+        }
+    }
+
+    static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// Decodes a request frame; a frame that is not JSON, or has fields of the wrong type,
+    /// becomes the error to reply with.
+    public func decodeRequest(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {
+        do {
+            return .success(try decoder.decode(WireRequest.self, from: Data(bytes)))
+        } catch let error as DecodingError {
+            return .failure(Self.wireError(error))
+        } catch {
+            return .failure(WireError(code: .invalidJSON, message: "the request is not valid JSON"))
+        }
+    }
+
+    /// Decodes any protocol value, such as a reply or an event (for clients).
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try decoder.decode(type, from: Data(bytes))
+    }
+
+    /// Encodes any protocol value as one frame.
+    public func encode(_ value: some Encodable) -> [UInt8] {
+        do {
+            return Array(try encoder.encode(value))
+        } catch {
+            // Our types always encode; keep the daemon up regardless.
+            return Array(#"{"v":1,"ok":false,"error":{"code":"internal","message":"encoding failed"}}"#.utf8)
+        }
+    }
+
+    static func wireError(_ error: DecodingError) -> WireError {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.reduce("") { path, key in
+                if let index = key.intValue { return path + "[\(index)]" }
+                return path.isEmpty ? key.stringValue : path + "." + key.stringValue
+            }
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            let field = path(context.codingPath)
+            if context.codingPath.isEmpty {
+                return WireError(code: .invalidRequest, message: "the request must be a JSON object")
+            }
+            return WireError(
+                code: .invalidRequest, message: "\(field) has the wrong type",
+                problems: [.init(field: field, message: "must be \(Self.describe(type))")])
+        case .valueNotFound(let type, let context):
+            let field = path(context.codingPath)
+            return WireError(
+                code: .invalidRequest, message: "\(field) is null",
+                problems: [.init(field: field, message: "must be \(Self.describe(type)), not null")])
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath + [key])
+            return WireError(
+                code: .invalidRequest, message: "\(field) is required",
+                problems: [.init(field: field, message: "is required")])
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return WireError(code: .invalidJSON, message: "the request is not valid JSON")
+            }
+            let field = path(context.codingPath)
+            return WireError(
+                code: .invalidRequest, message: "\(field) is invalid",
+                problems: [.init(field: field, message: context.debugDescription)])
+        @unknown default:
+            return WireError(code: .invalidRequest, message: "the request could not be read")
+        }
+    }
+
+    static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "true or false"
+        case is [String].Type, is [Any].Type: "an array"
+        default: "\(type)"
+        }
+    }
+}

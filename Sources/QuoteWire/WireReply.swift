@@ -1,0 +1,79 @@
+public import Foundation
+public import QuoteCore
+
+/// One reply frame: `{"v":1,"id":...,"ok":true,...}` or `{"v":1,"id":...,"ok":false,"error":{...}}`.
+public struct WireReply: Codable, Sendable, Hashable {
+    public struct WireService: Codable, Sendable, Hashable {
+        public var name: String
+        public var minimumSkill: String
+        public var priceCents: Int64
+        public var price: String
+    }
+
+    public struct MechanicStatus: Codable, Sendable, Hashable {
+        public var id: Int64
+        public var name: String
+        public var skill: String
+        public var busy: Bool
+        public var quoteId: Int64?
+        public var freeSince: Date?
+
+        public init(id: Int64, name: String, skill: String, busy: Bool, quoteId: Int64?, freeSince: Date?) {
+            self.id = id
+            self.name = name
+            self.skill = skill
+            self.busy = busy
+            self.quoteId = quoteId
+            self.freeSince = freeSince
+        }
+    }
+
+    public struct HistoryStep: Codable, Sendable, Hashable {
+        public var from: String?
+        public var to: String
+        public var at: Date
+        public var seq: Int64
+
+        public init(from: String?, to: String, at: Date, seq: Int64) {
+            self.from = from
+            self.to = to
+            self.at = at
+            self.seq = seq
+        }
+    }
+
+    public var v: Int = 1
+    public var id: RequestID?
+    public var ok: Bool
+    public var error: WireError?
+    public var quote: WireQuote?
+    public var history: [HistoryStep]?
+    public var replayed: Bool?
+    public var bookingError: WireError?
+    public var quotes: [WireQuote]?
+    /// For `list`: the `after` to ask for the next page; absent on the last one.
+    public var next: Int64?
+    public var mechanics: [MechanicStatus]?
+    public var services: [WireService]?
+    public var counts: [String: Int]?
+    public var events: [WireEvent]?
+    public var lastSeq: Int64?
+    public var pong: Bool?
+
+    /// A successful reply to request `id`.
+    public static func success(_ id: RequestID?) -> WireReply {
+        WireReply(id: id, ok: true)
+    }
+
+    /// A refusal of request `id`.
+    public static func failure(_ id: RequestID?, _ error: WireError) -> WireReply {
+        WireReply(id: id, ok: false, error: error)
+    }
+
+    /// The wire form of a catalog service.
+    public static func service(_ service: Service) -> WireService {
+        WireService(
+            name: service.name, minimumSkill: service.minimumSkill.name, priceCents: service.price.cents,
+            price: service.price.formatted)
+    }
+}

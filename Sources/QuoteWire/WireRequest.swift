@@ -1,0 +1,213 @@
+public import QuoteCore
+
+/// A client's request id, echoed in the reply: a string or a number, as the client sent it.
+public enum RequestID: Codable, Sendable, Hashable {
+    case string(String)
+    case number(Int64)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int64.self) {
+            self = .number(number)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        }
+    }
+}
+
+/// The operations of wire protocol version 1.
+public enum Operation: String, Sendable, Hashable, CaseIterable {
+    case submit, get, list, resolve, book, complete, cancel, mechanics, services, stats, events, ping
+
+    /// Whether the operation changes state (and so goes through a store transaction).
+    public var isWrite: Bool {
+        switch self {
+        case .submit, .resolve, .book, .complete, .cancel: true
+        default: false
+        }
+    }
+}
+
+/// One request frame, decoded in a single pass: `{"v":1,"op":"...","id":...,...}`.
+///
+/// Every field is optional here; ``WireRequest/action()`` checks what each operation needs
+/// and reports every missing or wrong field at once.
+public struct WireRequest: Codable, Sendable, Hashable {
+    public var v: Int?
+    public var op: String?
+    public var id: RequestID?
+
+    // submit
+    public var customer: Submission.CustomerInput?
+    public var car: Submission.CarInput?
+    public var services: [String]?
+    public var mechanic: String?
+    public var coupon: String?
+    public var idempotencyKey: String?
+    public var book: Bool?
+
+    // get, resolve, book, complete, cancel
+    public var quoteId: Int64?
+
+    // list
+    public var state: String?
+    public var after: Int64?
+    public var limit: Int?
+
+    // resolve
+    public var year: Int?
+    public var trim: String?
+    public var make: String?
+    public var model: String?
+    public var price: String?
+    public var priceCents: Int64?
+
+    // cancel
+    public var reason: String?
+
+    // events
+    public var since: Int64?
+
+    // mechanics
+    public var free: Bool?
+    public var skill: String?
+
+    /// An empty request; set the fields the operation needs.
+    public init(op: Operation, id: RequestID? = nil) {
+        self.v = 1
+        self.op = op.rawValue
+        self.id = id
+    }
+}
+
+/// What a request asks the daemon to do, once validated.
+public enum RequestAction: Sendable, Hashable {
+    /// A change, applied in the next group commit.
+    case write(StoreCommandInput)
+    /// A query, answered from committed state.
+    case read(ReadQuery)
+}
+
+/// A write, in the store's terms but without depending on the store module.
+public enum StoreCommandInput: Sendable, Hashable {
+    case submit(Submission, idempotencyKey: String?, book: Bool)
+    case resolve(QuoteID, Resolution)
+    case book(QuoteID, mechanic: String?)
+    case complete(QuoteID)
+    case cancel(QuoteID, reason: String?)
+}
+
+/// A read-only query.
+public enum ReadQuery: Sendable, Hashable {
+    case get(QuoteID)
+    case list(status: QuoteStatus?, after: QuoteID?, limit: Int)
+    case mechanics(freeOnly: Bool, skill: Skill?)
+    case services
+    case stats
+    case events(since: Int64, limit: Int)
+    case ping
+}
+
+extension WireRequest {
+    /// The largest page a `list` or `events` request may ask for.
+    public static let maximumPage = 10_000
+
+    /// Validates the request against its operation and says what to do, or why not.
+    public func action(currency: Currency = .usd) throws(WireError) -> RequestAction {
+        guard v == 1 else {
+            throw WireError(
+                code: .unsupportedVersion,
+                message: v == nil
+                    ? "\"v\" is required; this daemon speaks version 1" : "version \(v!) is not supported; use 1")
+        }
+        guard let name = op else {
+            throw WireError(
+                code: .invalidRequest, message: "\"op\" is required",
+                problems: [Problem(field: "op", message: "is required")])
+        }
+        guard let operation = Operation(rawValue: name) else {
+            throw WireError(
+                code: .unknownOp,
+                message: "unknown op \"\(name)\"; known: \(Operation.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var problems: [Problem] = []
+        func quote() -> QuoteID {
+            guard let quoteId else {
+                problems.append(Problem(field: "quoteId", message: "is required"))
+                return QuoteID(0)
+            }
+            return QuoteID(quoteId)
+        }
+        func page(_ value: Int?, default fallback: Int) -> Int {
+            guard let value else { return fallback }
+            guard (1...Self.maximumPage).contains(value) else {
+                problems.append(Problem(field: "limit", message: "must be 1 to \(Self.maximumPage)"))
+                return fallback
+            }
+            return value
+        }
+        let action: RequestAction
+        switch operation {
+        case .submit:
+            let submission = Submission(
+                customer: customer, car: car, services: services, mechanic: mechanic, coupon: coupon)
+            action = .write(.submit(submission, idempotencyKey: idempotencyKey, book: book ?? false))
+        case .resolve:
+            var amount: Money?
+            if let price {
+                amount = Money(parsing: price, currency: currency)
+                if amount == nil {
+                    problems.append(Problem(field: "price", message: "\"\(price)\" is not an amount like 66.25"))
+                }
+            } else if let priceCents {
+                amount = Money(cents: priceCents, currency: currency)
+            }
+            let resolution = Resolution(
+                year: year, trim: trim, make: make, model: model, services: services, price: amount)
+            action = .write(.resolve(quote(), resolution))
+        case .book: action = .write(.book(quote(), mechanic: mechanic))
+        case .complete: action = .write(.complete(quote()))
+        case .cancel: action = .write(.cancel(quote(), reason: reason))
+        case .get: action = .read(.get(quote()))
+        case .list:
+            var status: QuoteStatus?
+            if let state {
+                status = QuoteStatus(rawValue: state)
+                if status == nil {
+                    problems.append(
+                        Problem(
+                            field: "state",
+                            message:
+                                "unknown state \"\(state)\" (\(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", ")))"
+                        ))
+                }
+            }
+            action = .read(.list(status: status, after: after.map(QuoteID.init), limit: page(limit, default: 100)))
+        case .mechanics:
+            var level: Skill?
+            if let skill {
+                level = Skill(name: skill)
+                if level == nil { problems.append(Problem(field: "skill", message: "unknown skill \"\(skill)\"")) }
+            }
+            action = .read(.mechanics(freeOnly: free ?? false, skill: level))
+        case .services: action = .read(.services)
+        case .stats: action = .read(.stats)
+        case .events:
+            if let since, since < 0 { problems.append(Problem(field: "since", message: "must not be negative")) }
+            action = .read(.events(since: since ?? 0, limit: page(limit, default: 1_000)))
+        case .ping: action = .read(.ping)
+        }
+        guard problems.isEmpty else {
+            throw WireError(code: .invalidRequest, message: "the \(name) request has problems", problems: problems)
+        }
+        return action
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import QuoteCore
+
+/// The cost of Foundation's JSON coders on the types the daemon stores and sends.
+struct CodecBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "codec", abstract: "JSON encode/decode rates of stored quotes.")
+
+    @Option(help: "Iterations.") var count = 20_000
+
+    func run() throws {
+        var builder = QuoteBuilder()
+        builder.setCustomer(name: "Bench Customer", email: "bench@example.com", address: "1 Loop Rd")
+        builder.setCar(make: "Honda", model: "Civic", year: 2015, trim: "EX")
+        builder.addService("Oil Change")
+        builder.addService("Brake Inspection")
+        let request = try builder.build(in: .standard, at: Date())
+        let quote = try Quote(id: QuoteID(1), request: request, submittedAt: Date()).priced(currency: .usd, at: Date())
+        for strategy in ["default", "ms"] {
+            let encoder = JSONEncoder()
+            if strategy == "ms" { encoder.dateEncodingStrategy = .millisecondsSince1970 }
+            let clock = ContinuousClock()
+            var bytes = 0
+            let elapsed = try clock.measure {
+                for _ in 0..<count { bytes = try encoder.encode(quote).count }
+            }
+            print(
+                String(
+                    format: "encode Quote (%@ dates, %d bytes): %.0f/s", strategy, bytes,
+                    Double(count) / elapsed.seconds))
+        }
+        let encoder = JSONEncoder()
+        let data = try encoder.encode(quote)
+        let decoder = JSONDecoder()
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure {
+            for _ in 0..<count { _ = try decoder.decode(Quote.self, from: data) }
+        }
+        print(String(format: "decode Quote: %.0f/s", Double(count) / elapsed.seconds))
+        let request2 = try clock.measure {
+            for _ in 0..<count { _ = try encoder.encode(request) }
+        }
+        print(String(format: "encode QuoteRequest: %.0f/s", Double(count) / request2.seconds))
+        let stage = try clock.measure {
+            for _ in 0..<count { _ = try encoder.encode(quote.stage) }
+        }
+        print(String(format: "encode QuoteStage: %.0f/s", Double(count) / stage.seconds))
+    }
+}

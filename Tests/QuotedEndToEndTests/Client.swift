@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+/// A plain ZeroMQ client speaking the wire protocol with JSON objects, as any language would.
+struct Client: ~Copyable {
+    let socket: Socket
+    let isReq: Bool
+
+    init(_ context: Context, endpoint: String, type: SocketType = .dealer) throws {
+        let socket = try Socket(context, type: type)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveTimeout, 20_000)
+        try socket.set(.sendTimeout, 20_000)
+        try socket.connect(endpoint)
+        self.socket = socket
+        isReq = type == .req
+    }
+
+    /// Sends one request object without waiting for the reply.
+    func send(_ request: [String: Any]) throws {
+        let body = Array(try JSONSerialization.data(withJSONObject: request))
+        try sendRaw(body)
+    }
+
+    /// Sends one raw body frame in the protocol's envelope.
+    func sendRaw(_ body: [UInt8]) throws {
+        if isReq {
+            try socket.send(body)
+        } else {
+            try socket.send(multipart: [[], body])
+        }
+    }
+
+    /// Receives one reply object.
+    func receive() throws -> [String: Any] {
+        let message = try #require(try socket.receiveMultipart())
+        let body = try #require(message.frames.last)
+        return try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+    }
+
+    /// One request, one reply.
+    func call(_ request: [String: Any]) throws -> [String: Any] {
+        try send(request)
+        return try receive()
+    }
+}
+
+/// A SUB on the daemon's events, every topic.
+struct Subscriber: ~Copyable {
+    let socket: Socket
+
+    init(_ context: Context, endpoint: String, topics: [String] = [""]) throws {
+        let socket = try Socket(context, type: .sub)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveTimeout, 20_000)
+        for topic in topics { try socket.set(.subscribe, Array(topic.utf8)) }
+        try socket.connect(endpoint)
+        self.socket = socket
+    }
+
+    /// The next event: its topic and body; `nil` if none came within the timeout.
+    func next(timeout: Duration = .seconds(20)) throws -> (topic: String, body: [String: Any])? {
+        var poller = Poller()
+        poller.register(socket)
+        guard try poller.poll(timeout: timeout) > 0, let message = try socket.receiveMultipart(dontWait: true) else {
+            return nil
+        }
+        let body = try JSONSerialization.jsonObject(with: Data(message.frames[1])) as? [String: Any] ?? [:]
+        return (String(decoding: message.frames[0], as: UTF8.self), body)
+    }
+}
+
+/// Requests used across the tests.
+enum Requests {
+    static func submit(
+        name: String = "Reza Shirazian", email: String = "reza@example.com", services: [String] = ["Oil Change"],
+        trim: String? = "EX", mechanic: String? = nil, key: String? = nil, book: Bool = false, id: Any = "s"
+    ) -> [String: Any] {
+        var car: [String: Any] = ["make": "Honda", "model": "Civic", "year": 2014]
+        if let trim { car["trim"] = trim }
+        var request: [String: Any] = [
+            "v": 1, "op": "submit", "id": id,
+            "customer": ["name": name, "email": email, "address": "N Rengstorff Ave Mountain View"],
+            "car": car, "services": services, "book": book,
+        ]
+        if let mechanic { request["mechanic"] = mechanic }
+        if let key { request["idempotencyKey"] = key }
+        return request
+    }
+
+    static func op(_ name: String, _ fields: [String: Any] = [:]) -> [String: Any] {
+        var request: [String: Any] = ["v": 1, "op": name]
+        for (key, value) in fields { request[key] = value }
+        return request
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    subscript(object key: String) -> [String: Any]? { self[key] as? [String: Any] }
+    var errorCode: String? { self[object: "error"]?["code"] as? String }
+    var quote: [String: Any]? { self[object: "quote"] }
+    var quoteID: Int { (self.quote?["id"] as? Int) ?? -1 }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The package's build directory, where `swift build` put the real binaries.
+enum Binaries {
+    static var directory: String {
+        if let override = ProcessInfo.processInfo.environment["QUOTED_BUILD_DIR"] { return override }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.path + "/.build/debug"
+    }
+
+    static func path(_ name: String) -> String { directory + "/" + name }
+}
+
+/// A real `quoted` started on free loopback ports (`tcp://127.0.0.1:*`), stopped by SIGTERM.
+final class DaemonProcess: @unchecked Sendable {
+    let process = Process()
+    let stateDirectory: String
+    private(set) var commands = ""
+    private(set) var events = ""
+    private let stderrLines = LogLines()
+    private let readyLine = DispatchSemaphore(value: 0)
+
+    /// Starts `quoted` and waits for its "quoted ready" log line.
+    init(
+        stateDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
+        endpoint: String = "tcp://127.0.0.1:*", eventsEndpoint: String = "tcp://127.0.0.1:*"
+    ) throws {
+        self.stateDirectory =
+            stateDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("quoted-e2e-\(UUID().uuidString)").path
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
+        process.arguments =
+            [
+                "--endpoint", endpoint, "--events", eventsEndpoint, "--state-dir", self.stateDirectory, "--log-level",
+                "info",
+            ] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let lines = stderrLines
+        let ready = readyLine
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                ready.signal()
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            lines.lines.withLock { all in
+                for line in text.split(separator: "\n") {
+                    all.append(String(line))
+                    if line.contains("quoted ready") { ready.signal() }
+                }
+            }
+        }
+        try process.run()
+        guard readyLine.wait(timeout: .now() + 60) == .success else {
+            throw DaemonError("quoted did not become ready: \(log.joined(separator: "\n"))")
+        }
+        guard let line = log.first(where: { $0.contains("quoted ready") }) else {
+            throw DaemonError("quoted exited before it was ready: \(log.joined(separator: "\n"))")
+        }
+        commands = Self.field("commands", in: line)
+        events = Self.field("events", in: line)
+    }
+
+    /// Everything the daemon logged so far.
+    var log: [String] { stderrLines.lines.withLock { $0 } }
+
+    /// Sends SIGTERM and waits for the exit; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// The daemon's resident memory in KiB, from /proc.
+    var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    private static func field(_ name: String, in line: String) -> String {
+        for part in line.split(separator: " ") where part.hasPrefix(name + "=") {
+            return String(part.dropFirst(name.count + 1))
+        }
+        return ""
+    }
+}
+
+struct DaemonError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The daemon's stderr, line by line, shared with the pipe's reader.
+final class LogLines: Sendable {
+    let lines = Mutex<[String]>([])
+}
