@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("quoted end to end: systemd and hostile input", .serialized, .timeLimit(.minutes(5)))
+struct OperationsTests {
+    @Test("sd_notify: READY=1 once listening, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 on SIGTERM")
+    func systemdNotifications() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString).sock")
+            .path
+        let listener = try NotifySocket(path: path)
+        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"])
+        var seen: [String] = []
+        while !(seen.contains("READY=1") && seen.filter({ $0 == "WATCHDOG=1" }).count >= 2) {
+            let datagram = try #require(listener.receive(timeoutMilliseconds: 10_000), "no notification; got \(seen)")
+            seen += datagram.split(separator: "\n").map(String.init)
+        }
+        #expect(seen.contains { $0.hasPrefix("STATUS=listening on tcp://127.0.0.1:") })
+        kill(daemon.process.processIdentifier, SIGTERM)
+        while !seen.contains("STOPPING=1") {
+            let datagram = try #require(listener.receive(timeoutMilliseconds: 10_000), "no STOPPING; got \(seen)")
+            seen += datagram.split(separator: "\n").map(String.init)
+        }
+        #expect(daemon.stop() == 0)
+        #expect(seen.firstIndex(of: "READY=1")! < seen.firstIndex(of: "STOPPING=1")!)
+    }
+
+    @Test("invalid configuration fails fast with the key and reason, exit code 78")
+    func invalidConfiguration() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = directory + "/quoted.yaml"
+        try "endpoint: tcp://127.0.0.1:0\nmaxMessageBytes: lots\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
+        process.arguments = ["--config", file, "--state-dir", directory]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 78)
+        #expect(output.contains("maxMessageBytes"))
+        #expect(output.contains("\"lots\" is not a whole number"))
+    }
+
+    @Test("thousands of malformed, truncated, random and oversized frames get errors while good clients are served")
+    func hostileInput() throws {
+        let daemon = try DaemonProcess(arguments: ["--max-message-bytes", "4096"])
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let good = try Client(context, endpoint: daemon.commands)
+        var generator = SystemRandomNumberGenerator()
+        let valid = Array(try JSONSerialization.data(withJSONObject: Requests.submit()))
+
+        func round(_ number: Int) throws -> Int {
+            var answered = 0
+            for index in 0..<4 {
+                let attacker = try Socket(context, type: .dealer)
+                try attacker.set(.linger, 0)
+                try attacker.set(.receiveTimeout, 20_000)
+                try attacker.connect(daemon.commands)
+                var frames: [[UInt8]] = []
+                for n in 0..<500 {
+                    switch n % 5 {
+                    case 0:
+                        frames.append(
+                            (0..<Int.random(in: 1...300, using: &generator)).map { _ in
+                                UInt8.random(in: 0...255, using: &generator)
+                            })
+                    case 1: frames.append(Array(valid.prefix(Int.random(in: 1..<valid.count, using: &generator))))
+                    case 2: frames.append(Array(#"{"v":1,"op":"submit","customer":7,"services":"x"}"#.utf8))
+                    case 3: frames.append([UInt8](repeating: UInt8(ascii: "{"), count: 5_000))
+                    default: frames.append(Array(#"{"v":1,"op":"book","quoteId":-1}"#.utf8))
+                    }
+                }
+                for frame in frames { try attacker.send(multipart: [[], frame]) }
+                // Meanwhile the good client is served.
+                let reply = try good.call(Requests.submit(key: "good-\(number)-\(index)"))
+                #expect(reply["ok"] as? Bool == true)
+                for _ in frames {
+                    let message = try #require(try attacker.receiveMultipart())
+                    let body = try JSONSerialization.jsonObject(with: Data(message.frames.last!)) as? [String: Any]
+                    #expect(body?["ok"] as? Bool == false)
+                    #expect(body?.errorCode != nil)
+                    answered += 1
+                }
+            }
+            // A peer sending frames far past the limit is cut off by libzmq, not buffered.
+            let giant = try Socket(context, type: .dealer)
+            try giant.set(.linger, 0)
+            try giant.connect(daemon.commands)
+            for _ in 0..<5 { try giant.send(multipart: [[], [UInt8](repeating: 65, count: 200_000)]) }
+            #expect(try good.call(Requests.op("ping"))["pong"] as? Bool == true)
+            return answered
+        }
+
+        #expect(try round(1) == 2_000)
+        let afterFirst = daemon.residentKiB
+        for number in 2...4 { #expect(try round(number) == 2_000) }
+        let afterLast = daemon.residentKiB
+        // Flat memory: later rounds of the same abuse do not grow the daemon.
+        #expect(afterLast < afterFirst + 16_384, "RSS grew from \(afterFirst) KiB to \(afterLast) KiB")
+        let stats = try good.call(Requests.op("stats"))
+        #expect(stats[object: "counts"]?["ready"] as? Int == 16)
+    }
+}
+
+/// A datagram socket standing in for systemd's notify socket.
+final class NotifySocket {
+    let fd: Int32
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else { throw DaemonError("cannot bind \(path)") }
+    }
+
+    func receive(timeoutMilliseconds: Int32) -> String? {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, timeoutMilliseconds) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+}
