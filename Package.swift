@@ -150,6 +150,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "QuoteWireTests",
+            dependencies: ["QuoteCore", "QuoteWire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "QuotedEndToEndTests",
             dependencies: ["ZeroMQ"],
             swiftSettings: swiftSettings

@@ -13,8 +13,6 @@ struct Batch {
     let catalog: Catalog
     let now: Date
     let nowMilliseconds: Int64
-    private let encoder = Codec.encoder()
-    private let decoder = Codec.decoder()
 
     init(db: Database, catalog: Catalog, now: Date) {
         self.db = db
@@ -55,7 +53,7 @@ struct Batch {
         if let key {
             let statement = try db.cachedStatement(sql: "SELECT data FROM quotes WHERE idempotency_key = ?")
             if let data = try Data.fetchOne(statement, arguments: [key]) {
-                return CommandOutcome(quote: try decoder.decode(Quote.self, from: data), events: [], replayed: true)
+                return CommandOutcome(quote: try QuoteCodec.decodeQuote(data), events: [], replayed: true)
             }
         }
         let request = try QuoteBuilder(submission).build(in: catalog, at: now)
@@ -112,7 +110,7 @@ struct Batch {
         let quoteEvent = try record(booked, from: quote.status)
         let busyEvent = try appendEvent(
             type: "mechanic.busy", quote: quote.id, mechanic: mechanic.id, from: nil, to: nil,
-            data: try encoder.encode(mechanic), kind: .mechanicBusy(mechanic, quote: quote.id))
+            data: QuoteCodec.encode(mechanic), kind: .mechanicBusy(mechanic, quote: quote.id))
         return CommandOutcome(quote: booked, events: [quoteEvent, busyEvent])
     }
 
@@ -162,7 +160,7 @@ struct Batch {
         }
         return try appendEvent(
             type: "mechanic.free", quote: quote, mechanic: mechanic.id, from: nil, to: nil,
-            data: try encoder.encode(mechanic), kind: .mechanicFree(mechanic, quote: quote))
+            data: QuoteCodec.encode(mechanic), kind: .mechanicFree(mechanic, quote: quote))
     }
 
     // MARK: Repair
@@ -182,7 +180,7 @@ struct Batch {
                 arguments: [quoteID.rawValue, mechanicID.rawValue])
             _ = try appendEvent(
                 type: "mechanic.busy", quote: quoteID, mechanic: mechanicID, from: nil, to: nil,
-                data: try encoder.encode(mechanic), kind: .mechanicBusy(mechanic, quote: quoteID))
+                data: QuoteCodec.encode(mechanic), kind: .mechanicBusy(mechanic, quote: quoteID))
         }
     }
 
@@ -193,7 +191,7 @@ struct Batch {
         guard let data = try Data.fetchOne(statement, arguments: [id.rawValue]) else {
             throw QuoteError(.unknownQuote, "no quote \(id)")
         }
-        return try decoder.decode(Quote.self, from: data)
+        return try QuoteCodec.decodeQuote(data)
     }
 
     private func nextQuoteID() throws -> QuoteID {
@@ -202,7 +200,7 @@ struct Batch {
     }
 
     private func insert(_ quote: Quote, key: String?) throws -> StoredEvent {
-        let data = try encoder.encode(quote)
+        let data = QuoteCodec.encode(quote)
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
@@ -218,7 +216,7 @@ struct Batch {
 
     /// Writes the quote's new state and appends its event and history step.
     private func record(_ quote: Quote, from: QuoteStatus) throws -> StoredEvent {
-        let data = try encoder.encode(quote)
+        let data = QuoteCodec.encode(quote)
         let statement = try db.cachedStatement(
             sql: "UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ? WHERE id = ?")
         try statement.execute(arguments: [

@@ -44,7 +44,7 @@ extension SQLiteQuoteStore {
                         currency TEXT NOT NULL,
                         submitted_at INTEGER NOT NULL,
                         updated_at INTEGER NOT NULL,
-                        -- The whole quote (QuoteCore's Codable form).
+                        -- The whole quote, in QuoteCodec's versioned binary form.
                         data BLOB NOT NULL
                     );
                     CREATE INDEX quotes_by_state ON quotes(state, id);

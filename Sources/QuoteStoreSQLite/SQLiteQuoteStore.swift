@@ -165,7 +165,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             guard
                 let data = try Data.fetchOne(db, sql: "SELECT data FROM quotes WHERE id = ?", arguments: [id.rawValue])
             else { return nil }
-            let quote = try Codec.decodeQuote(data)
+            let quote = try QuoteCodec.decodeQuote(data)
             let history = try Row.fetchAll(
                 db, sql: "SELECT from_state, to_state, at, seq FROM quote_history WHERE quote_id = ? ORDER BY seq",
                 arguments: [id.rawValue]
@@ -190,7 +190,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                 rows = try Data.fetchAll(
                     db, sql: "SELECT data FROM quotes WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit])
             }
-            return try rows.map(Codec.decodeQuote)
+            return try rows.map(QuoteCodec.decodeQuote)
         }
     }
 
@@ -317,11 +317,11 @@ public final class SQLiteQuoteStore: QuoteStore {
         let data: Data = row[5]
         let kind: StoredEvent.Kind
         switch type {
-        case "mechanic.busy": kind = .mechanicBusy(try Codec.decodeMechanic(data), quote: quoteID)
-        case "mechanic.free": kind = .mechanicFree(try Codec.decodeMechanic(data), quote: quoteID)
+        case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quoteID)
+        case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quoteID)
         default:
             kind = .quote(
-                from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try Codec.decodeQuote(data))
+                from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
         }
         return StoredEvent(seq: seq, at: at, kind: kind)
     }

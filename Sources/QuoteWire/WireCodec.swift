@@ -44,6 +44,20 @@ public struct WireCodec {
         try decoder.decode(type, from: Data(bytes))
     }
 
+    /// Encodes a reply frame (hand-written JSON, no `JSONEncoder` on the hot path).
+    public func encode(_ reply: WireReply) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.reply(reply)
+        return writer.bytes
+    }
+
+    /// Encodes an event body frame (hand-written JSON, no `JSONEncoder` on the hot path).
+    public func encode(_ event: WireEvent) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.event(event)
+        return writer.bytes
+    }
+
     /// Encodes any protocol value as one frame.
     public func encode(_ value: some Encodable) -> [UInt8] {
         do {

@@ -194,6 +194,29 @@ struct SQLiteQuoteStoreTests {
         #expect(try store.quotes(status: nil, afterID: nil, limit: 100).count == 7)
     }
 
+    @Test("a quote reads back exactly as it was written, in every state")
+    func quotesRoundTrip() throws {
+        let store = try StoreFixtures.open(directory.database)
+        var submission = StoreFixtures.submission(
+            services: ["Oil Change", "strange noise"], trim: nil, mechanic: "Joe Murphy")
+        submission.coupon = "WELCOME10"
+        var outcomes = [try store.apply([.submit(submission, idempotencyKey: "rt", book: false)])[0].get()]
+        let id = outcomes[0].quote.id
+        outcomes.append(try store.apply([.resolve(id, Resolution(trim: "LE", price: Money(cents: 6_625)))])[0].get())
+        outcomes.append(try store.apply([.book(id, mechanic: nil)])[0].get())
+        outcomes.append(try store.apply([.complete(id)])[0].get())
+        let cancelled = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+            .quote.id
+        outcomes.append(try store.apply([.cancel(cancelled, reason: "no longer needed")])[0].get())
+        for outcome in outcomes {
+            let events = try store.events(after: outcome.events.first!.seq - 1, limit: outcome.events.count)
+            #expect(events == outcome.events, "events read back as written")
+        }
+        #expect(try store.quote(id)?.quote == outcomes[3].quote)
+        #expect(try store.quote(cancelled)?.quote == outcomes[4].quote)
+        #expect(try store.quotes(status: .completed, afterID: nil, limit: 10) == [outcomes[3].quote])
+    }
+
     @Test("the integrity check reports a tampered claim and the explicit repair fixes it")
     func integrityRepair() throws {
         let store = try StoreFixtures.open(directory.database)

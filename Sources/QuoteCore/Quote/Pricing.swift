@@ -29,6 +29,16 @@ public struct Pricing: Hashable, Sendable, Codable {
     /// Whether support set the total by hand instead of the catalog's prices.
     public var isManual: Bool
 
+    /// Creates a pricing from its parts, as stored.
+    public init(lines: [LineItem], subtotal: Money, coupon: String?, discount: Money, total: Money, isManual: Bool) {
+        self.lines = lines
+        self.subtotal = subtotal
+        self.coupon = coupon
+        self.discount = discount
+        self.total = total
+        self.isManual = isManual
+    }
+
     /// Prices `request` from the catalog: the sum of its services minus the coupon.
     ///
     /// Only meaningful when the request has no ``QuoteRequest/pendingReasons``.
