@@ -15,7 +15,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "quoted", targets: ["quoted"]),
-        .executable(name: "quotectl", targets: ["quotectl"]),
         .executable(name: "quoted-bench", targets: ["quoted-bench"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "QuoteCore", targets: ["QuoteCore"]),
@@ -106,14 +105,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "quotectl",
-            dependencies: [
-                "ZeroMQ",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
