@@ -52,7 +52,7 @@ let package = Package(
         // MARK: Wire protocol
         .target(
             name: "QuoteWire",
-            dependencies: ["QuoteCore"],
+            dependencies: ["QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
 
@@ -142,7 +142,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuoteWireTests",
-            dependencies: ["QuoteCore", "QuoteWire"],
+            dependencies: ["QuoteCore", "QuoteStore", "QuoteWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

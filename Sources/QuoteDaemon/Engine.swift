@@ -55,7 +55,10 @@ struct Engine {
         }
 
         if !writes.isEmpty {
-            let commands = writes.map { Self.command($0.pending.action) }
+            let commands = writes.map { write -> StoreCommand in
+                guard case .write(let command) = write.pending.action else { preconditionFailure("writes only") }
+                return command
+            }
             do {
                 let results = try store.apply(commands)
                 for (write, result) in zip(writes, results) {
@@ -164,17 +167,6 @@ struct Engine {
             } catch {
                 return .failure(Refusal(envelope: envelope, id: request.id, error: error))
             }
-        }
-    }
-
-    private static func command(_ action: RequestAction) -> StoreCommand {
-        guard case .write(let input) = action else { preconditionFailure("only writes become store commands") }
-        switch input {
-        case .submit(let submission, let key, let book): return .submit(submission, idempotencyKey: key, book: book)
-        case .resolve(let id, let resolution): return .resolve(id, resolution)
-        case .book(let id, let mechanic): return .book(id, mechanic: mechanic)
-        case .complete(let id): return .complete(id)
-        case .cancel(let id, let reason): return .cancel(id, reason: reason)
         }
     }
 

@@ -1,4 +1,5 @@
 public import QuoteCore
+public import QuoteStore
 
 /// A client's request id, echoed in the reply: a string or a number, as the client sent it.
 public enum RequestID: Codable, Sendable, Hashable {
@@ -91,18 +92,9 @@ public struct WireRequest: Codable, Sendable, Hashable {
 /// What a request asks the daemon to do, once validated.
 public enum RequestAction: Sendable, Hashable {
     /// A change, applied in the next group commit.
-    case write(StoreCommandInput)
+    case write(StoreCommand)
     /// A query, answered from committed state.
     case read(ReadQuery)
-}
-
-/// A write, in the store's terms but without depending on the store module.
-public enum StoreCommandInput: Sendable, Hashable {
-    case submit(Submission, idempotencyKey: String?, book: Bool)
-    case resolve(QuoteID, Resolution)
-    case book(QuoteID, mechanic: String?)
-    case complete(QuoteID)
-    case cancel(QuoteID, reason: String?)
 }
 
 /// A read-only query.

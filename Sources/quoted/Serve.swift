@@ -16,9 +16,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        let level = SharedLogLevel(.info)
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
-        let logger = Logger(label: "quoted")
+        let (level, logger) = Startup.bootstrapLogging()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
 
         let notifier = SystemdNotifier()
@@ -44,9 +42,7 @@ struct Repair: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        let level = SharedLogLevel(.info)
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
-        let logger = Logger(label: "quoted")
+        let (level, logger) = Startup.bootstrapLogging()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
         let repaired = try daemon.store.repairIntegrity()
         logger.notice("repair finished", metadata: ["repaired": "\(repaired.count)"])
@@ -57,6 +53,13 @@ struct Repair: AsyncParsableCommand {
 struct Startup {
     let configuration: DaemonConfiguration
     let store: SQLiteQuoteStore
+
+    /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
+    static func bootstrapLogging() -> (SharedLogLevel, Logger) {
+        let level = SharedLogLevel(.info)
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
+        return (level, Logger(label: "quoted"))
+    }
 
     /// Reads the configuration, loads the catalog and opens the store, failing fast (exit 78,
     /// EX_CONFIG) with the exact key or file and reason.

@@ -1,5 +1,6 @@
 import Foundation
 import QuoteCore
+import QuoteStore
 import QuoteWire
 import Testing
 
