@@ -146,6 +146,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "QuoteDaemonTests",
+            dependencies: [
+                "QuoteCore",
+                "QuoteDaemon",
+                "QuoteStoreSQLite",
+                "ZeroMQ",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "QuotedEndToEndTests",
             dependencies: ["ZeroMQ"],
             swiftSettings: swiftSettings

@@ -1,0 +1,73 @@
+import Configuration
+import Foundation
+import QuoteCore
+import QuoteDaemon
+import Testing
+
+@Suite("Daemon configuration and catalog files")
+struct DaemonConfigurationTests {
+    static func reader(_ values: [AbsoluteConfigKey: ConfigValue]) -> ConfigReader {
+        ConfigReader(provider: InMemoryProvider(values: values))
+    }
+
+    @Test("with nothing set, the defaults are the documented ones")
+    func defaults() throws {
+        let configuration = try DaemonConfiguration(reader: Self.reader([:]))
+        #expect(configuration.endpoint == "tcp://127.0.0.1:5555")
+        #expect(configuration.events == "tcp://127.0.0.1:5556")
+        #expect(configuration.stateDirectory == "var/quoted")
+        #expect(configuration.maxMessageBytes == 65_536)
+        #expect(configuration.logLevel == "info")
+        #expect(configuration.retentionHours == 168)
+        #expect(configuration.retentionEvents == 100_000)
+        #expect(configuration.synchronousFull)
+        #expect(configuration.databasePath == "var/quoted/quoted.sqlite")
+    }
+
+    @Test(
+        "an invalid value is refused with its key and the reason",
+        arguments: [
+            ("maxMessageBytes", ConfigValue(.string("lots"), isSecret: false), "is not a whole number"),
+            ("maxMessageBytes", ConfigValue(.int(10), isSecret: false), "outside 256...16777216"),
+            ("endpoint", ConfigValue(.string("localhost:5555"), isSecret: false), "is not a ZeroMQ endpoint"),
+            ("logLevel", ConfigValue(.string("loud"), isSecret: false), "is not one of"),
+            ("synchronous", ConfigValue(.string("sometimes"), isSecret: false), "is not full or normal"),
+            ("maxBatch", ConfigValue(.int(0), isSecret: false), "outside 1...10000"),
+        ])
+    func invalidValues(key: String, value: ConfigValue, reason: String) {
+        let path = AbsoluteConfigKey(key.split(separator: ".").map(String.init))
+        let error = #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration(reader: Self.reader([path: value]))
+        }
+        #expect(error?.key == key)
+        #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
+    }
+
+    @Test("the example catalog file in deploy/ is the built-in catalog")
+    func exampleCatalog() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let catalog = try CatalogLoader.load(root.path + "/deploy/catalog.yaml")
+        #expect(catalog.services == Catalog.standard.services)
+        #expect(catalog.mechanics == Catalog.standard.mechanics)
+        #expect(catalog.coupons == Catalog.standard.coupons)
+    }
+
+    @Test("a bad catalog file is refused with every problem and the file named")
+    func badCatalog() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).yaml")
+            .path
+        try """
+        services:
+          - { name: Oil Change, minimumSkill: wizard, price: "35.00" }
+          - { name: Oil Change, minimumSkill: junior, price: "-1.00" }
+        mechanics:
+          - { id: 1, name: Ann, skill: junior }
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: CatalogLoadError.self) { try CatalogLoader.load(path) }
+        #expect(error?.path == path)
+        #expect(error?.problems.map(\.field) == ["services[0].minimumSkill", "services[1].price"])
+        #expect(throws: CatalogLoadError.self) { try CatalogLoader.load(path + ".missing") }
+    }
+}
