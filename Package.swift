@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "quoted", targets: ["quoted"]),
         .executable(name: "quoted-bench", targets: ["quoted-bench"]),
+        .executable(name: "quotectl", targets: ["quotectl"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "QuoteCore", targets: ["QuoteCore"]),
     ],
@@ -91,6 +92,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Client
+        .target(
+            name: "QuoteClient",
+            dependencies: ["ZeroMQ", "QuoteWire"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "quoted",
@@ -105,6 +113,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "quotectl",
+            dependencies: [
+                "QuoteClient",
+                "QuoteCore",
+                "QuoteWire",
+                "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,6 +160,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "QuoteClientTests",
+            dependencies: ["QuoteClient"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "QuoteWireTests",
             dependencies: ["QuoteCore", "QuoteStore", "QuoteWire"],
             swiftSettings: swiftSettings
@@ -161,6 +185,7 @@ let package = Package(
         .testTarget(
             name: "QuotedEndToEndTests",
             dependencies: ["ZeroMQ"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -104,6 +104,10 @@ extension SocketOption where Value == Int32 {
     public static var sendHighWaterMark: Self { .init(ZMQ_SNDHWM, "ZMQ_SNDHWM") }
     /// The most inbound messages queued per peer before the peer is pushed back.
     public static var receiveHighWaterMark: Self { .init(ZMQ_RCVHWM, "ZMQ_RCVHWM") }
+    /// The kernel send buffer size in bytes (`-1`: the OS default).
+    public static var sendBuffer: Self { .init(ZMQ_SNDBUF, "ZMQ_SNDBUF") }
+    /// The kernel receive buffer size in bytes (`-1`: the OS default).
+    public static var receiveBuffer: Self { .init(ZMQ_RCVBUF, "ZMQ_RCVBUF") }
     /// Milliseconds a blocking receive waits before it throws a timeout (`-1` forever).
     public static var receiveTimeout: Self { .init(ZMQ_RCVTIMEO, "ZMQ_RCVTIMEO") }
     /// Milliseconds a blocking send waits before it throws a timeout (`-1` forever).

@@ -50,21 +50,26 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         let lines = stderrLines
         let ready = readyLine
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                ready.signal()
-                return
-            }
-            let text = String(decoding: data, as: UTF8.self)
-            lines.lines.withLock { all in
-                for line in text.split(separator: "\n") {
-                    all.append(String(line))
-                    if line.contains("quoted ready") { ready.signal() }
+        let handle = pipe.fileHandleForReading
+        // A plain thread reading to end of file: simpler and sturdier than readabilityHandler.
+        let reader = Thread {
+            var partial = ""
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                partial += String(decoding: data, as: UTF8.self)
+                var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                partial = parts.removeLast()
+                lines.lines.withLock { all in
+                    for line in parts {
+                        all.append(line)
+                        if line.contains("quoted ready") { ready.signal() }
+                    }
                 }
             }
+            ready.signal()
         }
+        reader.start()
         try process.run()
         guard readyLine.wait(timeout: .now() + 60) == .success else {
             throw DaemonError("quoted did not become ready: \(log.joined(separator: "\n"))")

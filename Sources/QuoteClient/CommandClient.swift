@@ -1,0 +1,131 @@
+import Foundation
+public import QuoteWire
+public import ZeroMQ
+
+/// A synchronous client of quoted's command socket: one DEALER, one request at a time, a
+/// deadline on every reply. Owned by one thread, like its socket.
+public struct CommandClient: ~Copyable {
+    private let socket: Socket
+    private let codec = WireCodec()
+    /// The endpoint it talks to, for messages.
+    public let endpoint: String
+    /// How long to wait for each reply.
+    public let timeout: Duration
+
+    /// Connects (in the background) to `endpoint`.
+    public init(context: Context, endpoint: String, timeout: Duration) throws(ClientError) {
+        do {
+            let socket = try Socket(context, type: .dealer)
+            try socket.set(.linger, 0)
+            try socket.connect(endpoint)
+            self.socket = socket
+        } catch {
+            throw ClientError(.usage, "cannot use endpoint \(endpoint): \(error.message)")
+        }
+        self.endpoint = endpoint
+        self.timeout = timeout
+    }
+
+    /// Sends `request` and waits for its reply, or fails with ``ClientError/Code/unreachable``.
+    public func call(_ request: WireRequest) throws(ClientError) -> WireReply {
+        var request = request
+        let id = RequestID.string(UUID().uuidString)
+        request.id = id
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(request))
+        } catch {
+            throw ClientError(.internal, "cannot encode the request: \(error)")
+        }
+        do {
+            try socket.send(multipart: [[], body])
+            var poller = Poller()
+            poller.register(socket)
+            let clock = ContinuousClock()
+            let deadline = clock.now + timeout
+            while true {
+                let remaining = deadline - clock.now
+                guard remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
+                    throw ClientError(
+                        .unreachable,
+                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))); is quoted running?"
+                    )
+                }
+                guard let message = try socket.receiveMultipart(dontWait: true), let frame = message.frames.last else {
+                    continue
+                }
+                let reply: WireReply
+                do {
+                    reply = try codec.decode(WireReply.self, from: frame)
+                } catch {
+                    throw ClientError(.internal, "quoted sent a reply that cannot be read: \(error)")
+                }
+                // A late reply to an earlier, timed-out request is not ours.
+                if reply.id == nil || reply.id == id { return reply }
+            }
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError(.unreachable, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
+        }
+    }
+
+    /// Like ``call(_:)``, but a refusal (`ok: false`) is thrown as ``ClientError/Code/refused``.
+    public func checked(_ request: WireRequest) throws(ClientError) -> WireReply {
+        let reply = try call(request)
+        guard reply.ok else {
+            throw ClientError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))
+        }
+        return reply
+    }
+}
+
+/// Why a client command failed, and the exit status it maps to.
+public struct ClientError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable {
+        private enum Base: Hashable, Sendable { case refused, unreachable, usage, `internal` }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// quoted answered with an error (validation, illegal transition, busy mechanic...).
+        public static let refused = Code(.refused)
+        /// quoted did not answer in time.
+        public static let unreachable = Code(.unreachable)
+        /// The command line or input file is wrong.
+        public static let usage = Code(.usage)
+        /// Something that should not happen (an unreadable reply).
+        public static let `internal` = Code(.internal)
+
+        /// The process exit status: 1 refused, 64 usage, 69 unreachable, 70 internal.
+        public var exitStatus: Int32 {
+            switch base {
+            case .refused: 1
+            case .usage: 64
+            case .unreachable: 69
+            case .internal: 70
+            }
+        }
+    }
+
+    public let code: Code
+    public let message: String
+    /// The daemon's error, for refusals.
+    public let refusal: WireError?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+        self.refusal = nil
+    }
+
+    /// The error for a refusal by the daemon.
+    public init(refusal: WireError) {
+        self.code = .refused
+        self.message = refusal.message
+        self.refusal = refusal
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,199 @@
+import Foundation
+public import QuoteWire
+public import ZeroMQ
+
+/// Follows quoted's event stream gap-free: subscribes to the PUB endpoint, replays history
+/// through the `events` op, fills every `seq` gap it sees (or suspects, when idle) and never
+/// hands the same event out twice. Owns a SUB socket, its monitor and a ``CommandClient``,
+/// all on the calling thread.
+public struct EventFollower: ~Copyable {
+    /// Tuning, mostly for tests that provoke gaps.
+    public struct Options: Sendable {
+        /// The SUB socket's receive high-water mark; tiny values make libzmq drop events.
+        public var receiveHighWaterMark: Int32 = 100_000
+        /// The SUB socket's kernel receive buffer in bytes; `nil` for the OS default.
+        public var receiveBuffer: Int32?
+        /// How long the stream may stay silent before the follower asks for `lastSeq`.
+        public var idleCheck: Duration = .milliseconds(500)
+        /// A pause after each live event, to simulate a slow watcher (tests only).
+        public var delayPerEvent: Duration?
+        /// Fault injection for tests: discard the live copy of every event whose seq is a
+        /// multiple of this, as if the network had lost it.
+        public var dropEvery: Int64?
+        /// Events asked for per replay request.
+        public var replayPage = 1_000
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Something a person watching should know, beside the events themselves.
+    public enum Notice: Sendable, Equatable {
+        /// Following has begun: every event after `after` will be delivered.
+        case following(after: Int64)
+        /// The SUB socket reached the daemon (first time or again).
+        case connected(endpoint: String)
+        /// The connection dropped; libzmq reconnects by itself.
+        case disconnected(endpoint: String)
+        /// Events in `from...to` were missed live and are being replayed.
+        case replaying(from: Int64, to: Int64)
+        /// Events in `from...to` are gone from quoted's log (retention) and cannot be shown.
+        case pruned(from: Int64, to: Int64)
+    }
+
+    private let subscriber: Socket
+    private let monitor: Socket
+    private let client: CommandClient
+    private let codec = WireCodec()
+    private let options: Options
+    private var sequencer: EventSequencer
+    private var everConnected = false
+
+    /// Connects to `events`; `since` starts after that seq (`nil`: from now on).
+    public init(
+        context: Context, client: consuming CommandClient, events: String, since: Int64?, options: Options = Options()
+    ) throws(ClientError) {
+        do {
+            let subscriber = try Socket(context, type: .sub)
+            try subscriber.set(.linger, 0)
+            try subscriber.set(.receiveHighWaterMark, options.receiveHighWaterMark)
+            if let size = options.receiveBuffer { try subscriber.set(.receiveBuffer, size) }
+            try subscriber.set(.subscribe, [])
+            let monitorEndpoint = "inproc://quotectl-monitor-\(UUID().uuidString)"
+            try subscriber.monitor(monitorEndpoint, events: [.connected, .disconnected])
+            let monitor = try Socket(context, type: .pair)
+            try monitor.set(.linger, 0)
+            try monitor.connect(monitorEndpoint)
+            try subscriber.connect(events)
+            self.subscriber = subscriber
+            self.monitor = monitor
+        } catch {
+            throw ClientError(.usage, "cannot subscribe to \(events): \(error.message)")
+        }
+        self.client = client
+        self.options = options
+        self.sequencer = EventSequencer(since: since)
+    }
+
+    /// Hands every event, in `seq` order, exactly once, to `deliver`, until it returns `false`.
+    /// `notice` hears about connections and replays. Throws only when quoted cannot be reached
+    /// at the start (to learn where "now" is) or a reply cannot be read.
+    public mutating func run(
+        deliver: (WireEvent) -> Bool, notice: (Notice) -> Void
+    ) throws(ClientError) {
+        // Where the stream stands now: the start for "from now on", the end of the first replay.
+        let lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
+        if sequencer.next == nil { sequencer = EventSequencer(since: lastSeq) }
+        notice(.following(after: (sequencer.next ?? 1) - 1))
+        if sequencer.isBehind(lastSeq: lastSeq) {
+            guard try replay(through: lastSeq, deliver: deliver, notice: notice) else { return }
+        }
+        var poller = Poller()
+        let events = poller.register(subscriber)
+        let monitorIndex = poller.register(monitor)
+        let clock = ContinuousClock()
+        var lastHeard = clock.now
+        while true {
+            let ready: Int
+            do {
+                ready = try poller.poll(timeout: options.idleCheck)
+            } catch {
+                throw ClientError(.internal, "cannot poll the event socket: \(error.message)")
+            }
+            if ready > 0, poller.isReadable(monitorIndex) {
+                while let event = try? monitor.receiveMonitorEvent(dontWait: true) {
+                    if event.event == .connected {
+                        notice(.connected(endpoint: event.endpoint))
+                        if everConnected {
+                            // Back after an outage: whatever was published meanwhile is lost live.
+                            guard try catchUp(deliver: deliver, notice: notice) else { return }
+                        }
+                        everConnected = true
+                    } else if event.event == .disconnected {
+                        notice(.disconnected(endpoint: event.endpoint))
+                    }
+                }
+            }
+            if ready > 0, poller.isReadable(events) {
+                while let message = try? subscriber.receiveMultipart(dontWait: true) {
+                    lastHeard = clock.now
+                    guard message.frames.count == 2,
+                        let event = try? codec.decode(WireEvent.self, from: message.frames[1])
+                    else { continue }
+                    if let delay = options.delayPerEvent { Thread.sleep(forTimeInterval: delay.seconds) }
+                    if let every = options.dropEvery, event.seq % every == 0 { continue }
+                    switch sequencer.classify(event.seq) {
+                    case .duplicate:
+                        continue
+                    case .gap(let from, let to):
+                        guard try replay(through: to, deliver: deliver, notice: notice, announce: from) else { return }
+                        guard sequencer.classify(event.seq) == .print else { continue }
+                    case .print:
+                        break
+                    }
+                    sequencer.printed(event.seq)
+                    guard deliver(event) else { return }
+                }
+            }
+            if clock.now - lastHeard >= options.idleCheck {
+                lastHeard = clock.now
+                // Silence may hide a lost tail: ask where the log ends.
+                guard try catchUp(deliver: deliver, notice: notice) else { return }
+            }
+        }
+    }
+
+    /// Asks quoted for its last seq and replays up to it; an unreachable daemon is not fatal
+    /// here (the follower keeps waiting for it to come back).
+    private mutating func catchUp(deliver: (WireEvent) -> Bool, notice: (Notice) -> Void) throws(ClientError) -> Bool {
+        let lastSeq: Int64
+        do {
+            lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
+        } catch  where error.code == .unreachable {
+            return true
+        }
+        guard sequencer.isBehind(lastSeq: lastSeq) else { return true }
+        return try replay(through: lastSeq, deliver: deliver, notice: notice, announce: sequencer.next)
+    }
+
+    /// Replays from the next expected seq through `last`, page by page.
+    private mutating func replay(
+        through last: Int64, deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, announce: Int64? = nil
+    ) throws(ClientError) -> Bool {
+        if let announce { notice(.replaying(from: announce, to: last)) }
+        while let next = sequencer.next, next <= last {
+            var request = WireRequest(op: .events)
+            request.since = next - 1
+            request.limit = options.replayPage
+            let reply: WireReply
+            do {
+                reply = try client.checked(request)
+            } catch  where error.code == .unreachable {
+                return true  // try again at the next gap or idle check
+            }
+            let events = reply.events ?? []
+            guard let first = events.first else {
+                // Nothing left after `next`: the rest was pruned.
+                notice(.pruned(from: next, to: last))
+                sequencer.printed(last)
+                return true
+            }
+            if first.seq > next {
+                notice(.pruned(from: next, to: first.seq - 1))
+            }
+            for event in events where event.seq >= next && event.seq <= last {
+                sequencer.printed(event.seq)
+                guard deliver(event) else { return false }
+            }
+            if events.last!.seq >= last { break }
+        }
+        return true
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`, for APIs that take one.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import QuoteClient
+import QuoteCore
+import QuoteWire
+
+/// `quotectl mechanics`: who can work, and who is busy with what.
+struct Mechanics: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List mechanics with their busy state.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Only free mechanics.") var free = false
+    @Option(help: "Only mechanics of this skill (junior, apprentice, experienced, master).") var skill: String?
+
+    func validate() throws {
+        if let skill, Skill(name: skill) == nil {
+            throw ValidationError("unknown skill \"\(skill)\"; use junior, apprentice, experienced or master")
+        }
+    }
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            var request = WireRequest(op: .mechanics)
+            request.free = free ? true : nil
+            request.skill = skill
+            let reply = try client.checked(request)
+            if output.json { return output.reply(reply) }
+            output.table(
+                ["ID", "NAME", "SKILL", "STATUS", "QUOTE", "FREE SINCE"],
+                (reply.mechanics ?? []).map { mechanic in
+                    [
+                        String(mechanic.id), mechanic.name, mechanic.skill, mechanic.busy ? "busy" : "free",
+                        mechanic.quoteId.map(String.init) ?? "-",
+                        mechanic.freeSince.flatMap { $0.timeIntervalSince1970 > 0 ? Output.time($0) : nil }
+                            ?? "never booked",
+                    ]
+                })
+        }
+    }
+}
+
+/// `quotectl services`: the catalog's services and prices.
+struct Services: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the catalog's services and prices.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            let reply = try client.checked(WireRequest(op: .services))
+            if output.json { return output.reply(reply) }
+            output.table(
+                ["SERVICE", "MINIMUM SKILL", "PRICE"],
+                (reply.services ?? []).map { [$0.name, $0.minimumSkill, Output.money($0.priceCents)] })
+        }
+    }
+}
+
+/// `quotectl stats`: quotes by state and the event log's position.
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Count quotes by state.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            let reply = try client.checked(WireRequest(op: .stats))
+            if output.json { return output.reply(reply) }
+            let counts = reply.counts ?? [:]
+            var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
+            rows.append(["total", String(counts.values.reduce(0, +))])
+            output.table(["STATE", "QUOTES"], rows)
+            if let lastSeq = reply.lastSeq { output.line("last event #\(lastSeq)") }
+        }
+    }
+}
+
+/// `quotectl ping`: is quoted up, and how far is its event log.
+struct Ping: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check that quoted answers.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let reply = try client.checked(WireRequest(op: .ping))
+            let elapsed = clock.now - start
+            if output.json { return output.reply(reply) }
+            let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+            output.line(
+                "quoted at \(client.endpoint) is up: last event #\(reply.lastSeq ?? 0), "
+                    + "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import QuoteClient
+import QuoteCore
+import QuoteWire
+
+/// `quotectl list`: quotes, newest last, optionally by state, a page at a time.
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List quotes, optionally by state.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only quotes in this state (\(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", "))).")
+    var state: String?
+    @Option(help: "At most this many quotes.") var limit: Int = 50
+    @Option(help: "Start after this quote id (for the next page).") var after: Int64?
+
+    func validate() throws {
+        guard (1...WireRequest.maximumPage).contains(limit) else {
+            throw ValidationError("--limit must be 1 to \(WireRequest.maximumPage)")
+        }
+        if let state, QuoteStatus(rawValue: state) == nil {
+            throw ValidationError(
+                "unknown state \"\(state)\"; use one of \(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+    }
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            var request = WireRequest(op: .list)
+            request.state = state
+            request.limit = limit
+            request.after = after
+            let reply = try client.checked(request)
+            if output.json { return output.reply(reply) }
+            let quotes = reply.quotes ?? []
+            output.table(
+                ["ID", "STATE", "CUSTOMER", "CAR", "PRICE", "MECHANIC", "UPDATED"],
+                quotes.map { quote in
+                    [
+                        String(quote.id), quote.state, quote.customer.name, "\(quote.car.make) \(quote.car.model)",
+                        Output.money(quote.priceCents), quote.mechanic?.name ?? "-", Output.time(quote.updatedAt),
+                    ]
+                },
+                styling: [1: output.state])
+            if let next = reply.next {
+                output.errorLine("more: quotectl list --after \(next)\(state.map { " --state \($0)" } ?? "")")
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import QuoteClient
+import QuoteCore
+import QuoteWire
+
+/// `quotectl submit`: a new quote request, from flags or a JSON file.
+struct Submit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Submit a quote request.",
+        discussion: """
+            Give the request as flags, or as a JSON file (-f quote.json, or -f - for stdin) shaped like the \
+            protocol's submit request ({"customer":{...},"car":{...},"services":[...]}); flags given too \
+            override the file. An idempotency key is generated unless given, so retrying a submit never \
+            creates a second quote.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: [.short, .customLong("file")], help: "A JSON submission, or - for standard input.")
+    var file: String?
+
+    @Option(help: "The customer's full name.") var name: String?
+    @Option(help: "The customer's email address.") var email: String?
+    @Option(help: "Where the work happens.") var address: String?
+    @Option(help: "The car's make.") var make: String?
+    @Option(help: "The car's model.") var model: String?
+    @Option(help: "The car's model year.") var year: Int?
+    @Option(help: "The car's trim.") var trim: String?
+    @Option(name: .customLong("service"), help: "A service by its catalog name (repeat for several).")
+    var services: [String] = []
+    @Option(help: "The preferred mechanic's name.") var mechanic: String?
+    @Option(help: "A coupon code.") var coupon: String?
+    @Flag(help: "Book a mechanic at once if the quote is ready.") var book = false
+    @Option(help: "The idempotency key (default: a new random one).") var idempotencyKey: String?
+
+    func request() throws(ClientError) -> WireRequest {
+        var request = WireRequest(op: .submit)
+        if let file {
+            let data: Data
+            do {
+                data =
+                    file == "-"
+                    ? FileHandle.standardInput.readDataToEndOfFile()
+                    : try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw ClientError(.usage, "cannot read \(file): \(error.localizedDescription)")
+            }
+            do {
+                request = try WireCodec().decode(WireRequest.self, from: Array(data))
+            } catch {
+                throw ClientError(.usage, "\(file == "-" ? "standard input" : file) is not a submission: \(error)")
+            }
+            request.v = 1
+            request.op = Operation.submit.rawValue
+        }
+        var customer = request.customer ?? .init()
+        customer.name = name ?? customer.name
+        customer.email = email ?? customer.email
+        customer.address = address ?? customer.address
+        if customer != .init() { request.customer = customer }
+        var car = request.car ?? .init()
+        car.make = make ?? car.make
+        car.model = model ?? car.model
+        car.year = year ?? car.year
+        car.trim = trim ?? car.trim
+        if car != .init() { request.car = car }
+        if !services.isEmpty { request.services = services }
+        request.mechanic = mechanic ?? request.mechanic
+        request.coupon = coupon ?? request.coupon
+        if book { request.book = true }
+        request.idempotencyKey = idempotencyKey ?? request.idempotencyKey ?? UUID().uuidString.lowercased()
+        return request
+    }
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            let reply = try client.checked(request())
+            if output.json { return output.reply(reply) }
+            guard let quote = reply.quote else { return }
+            if reply.replayed == true {
+                output.line("Already submitted with this idempotency key; nothing new was created.")
+            }
+            output.quote(quote)
+            if let bookingError = reply.bookingError {
+                throw ClientError(
+                    refusal: WireError(
+                        code: bookingError.code,
+                        message:
+                            "quote \(quote.id) was created (\(quote.state)) but not booked: \(bookingError.message)",
+                        problems: bookingError.problems))
+            }
+        }
+    }
+}

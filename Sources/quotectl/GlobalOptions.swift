@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import QuoteClient
+import QuoteWire
+import ZeroMQ
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "quoted's command endpoint (default $QUOTED_ENDPOINT or tcp://127.0.0.1:5555).")
+    var endpoint: String = ProcessInfo.processInfo.environment["QUOTED_ENDPOINT"] ?? "tcp://127.0.0.1:5555"
+
+    @Option(help: "quoted's event endpoint (default $QUOTED_EVENTS or tcp://127.0.0.1:5556).")
+    var events: String = ProcessInfo.processInfo.environment["QUOTED_EVENTS"] ?? "tcp://127.0.0.1:5556"
+
+    @Option(help: "Seconds to wait for each reply.")
+    var timeout: Double = 5
+
+    @Flag(help: "Print quoted's replies as JSON, one object per line.")
+    var json = false
+
+    func validate() throws {
+        guard timeout > 0 && timeout <= 3_600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
+    }
+
+    var replyTimeout: Duration { .milliseconds(Int64(timeout * 1_000)) }
+
+    /// Runs `body` with a ZeroMQ context; prints failures in words and exits with the
+    /// documented status (1 refused, 64 usage, 69 unreachable, 70 internal).
+    func session(_ body: (Context, inout Output) throws(ClientError) -> Void) throws {
+        var output = Output(json: json)
+        do throws(ClientError) {
+            let context: Context
+            do { context = try Context() } catch { throw ClientError(.internal, "cannot start ZeroMQ: \(error)") }
+            try body(context, &output)
+        } catch {
+            output.failure(error)
+            throw ExitCode(error.code.exitStatus)
+        }
+    }
+
+    /// Runs `body` with a client of the command endpoint.
+    func run(_ body: (borrowing CommandClient, inout Output) throws(ClientError) -> Void) throws {
+        try session { (context, output) throws(ClientError) in
+            let client = try CommandClient(context: context, endpoint: endpoint, timeout: replyTimeout)
+            try body(client, &output)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import QuoteClient
+import QuoteCore
+import QuoteWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Everything quotectl prints: tables and quotes for people, JSON lines for programs.
+/// Colour only on a terminal and never with NO_COLOR. Lines are written unbuffered, so a
+/// pipe (`quotectl watch --json | jq`) sees each as it happens.
+struct Output {
+    let json: Bool
+    let colour: Bool
+    private let codec = WireCodec()
+
+    init(json: Bool) {
+        self.json = json
+        colour = isatty(1) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    }
+
+    // MARK: Writing
+
+    func line(_ text: String) {
+        var text = text + "\n"
+        text.withUTF8 { buffer in _ = Glibc.write(1, buffer.baseAddress, buffer.count) }
+    }
+
+    func errorLine(_ text: String) {
+        var text = text + "\n"
+        text.withUTF8 { buffer in _ = Glibc.write(2, buffer.baseAddress, buffer.count) }
+    }
+
+    func reply(_ reply: WireReply) {
+        line(String(decoding: codec.encode(reply), as: UTF8.self))
+    }
+
+    func event(_ event: WireEvent) {
+        line(String(decoding: codec.encode(event), as: UTF8.self))
+    }
+
+    func failure(_ error: ClientError) {
+        if let refusal = error.refusal {
+            errorLine("quotectl: refused (\(refusal.code.rawValue)): \(refusal.message)")
+            for problem in refusal.problems ?? [] { errorLine("  - \(problem.field): \(problem.message)") }
+        } else {
+            errorLine("quotectl: \(error.message)")
+        }
+    }
+
+    // MARK: Styling
+
+    func styled(_ text: String, _ code: String) -> String {
+        colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+
+    func state(_ name: String) -> String {
+        switch name {
+        case "ready": styled(name, "32")
+        case "pending": styled(name, "33")
+        case "booked": styled(name, "36")
+        case "completed": styled(name, "1;32")
+        case "cancelled": styled(name, "31")
+        default: name
+        }
+    }
+
+    static func money(_ cents: Int64?) -> String {
+        guard let cents else { return "-" }
+        let magnitude = cents.magnitude
+        return "\(cents < 0 ? "-" : "")$\(magnitude / 100).\(magnitude % 100 < 10 ? "0" : "")\(magnitude % 100)"
+    }
+
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    // MARK: Shapes
+
+    func quote(_ quote: WireQuote, history: [WireReply.HistoryStep]? = nil) {
+        var rows: [(String, String)] = []
+        rows.append(("Customer", "\(quote.customer.name) <\(quote.customer.email)>, \(quote.customer.address)"))
+        let car = [quote.car.year.map(String.init), quote.car.make, quote.car.model, quote.car.trim].compactMap { $0 }
+        rows.append(("Car", car.joined(separator: " ")))
+        rows.append(
+            ("Services", quote.services.map { "\($0.name) (\(Self.money($0.priceCents)))" }.joined(separator: ", ")))
+        if let preferred = quote.preferredMechanic { rows.append(("Preferred", preferred)) }
+        if let coupon = quote.coupon { rows.append(("Coupon", coupon)) }
+        if quote.priceCents != nil {
+            rows.append(
+                ("Price", Self.money(quote.priceCents) + (quote.manualPrice == true ? " (set by support)" : "")))
+        }
+        if let mechanic = quote.mechanic { rows.append(("Mechanic", "\(mechanic.name) (\(mechanic.skill))")) }
+        for reason in quote.pendingReasons ?? [] { rows.append(("Pending", reason.message)) }
+        if let receipt = quote.receipt {
+            rows.append(("Receipt", "\(receipt.total) paid, completed \(Self.time(receipt.completedAt))"))
+        }
+        rows.append(("Message", quote.message))
+        rows.append(("Updated", Self.time(quote.updatedAt)))
+        line("Quote \(quote.id)  \(state(quote.state))")
+        for (label, value) in rows { line("  " + label.padding(toLength: 10, withPad: " ", startingAt: 0) + value) }
+        if let history, !history.isEmpty {
+            line("  History")
+            for step in history {
+                line("    #\(step.seq)  \(Self.time(step.at))  \(step.from ?? "-") -> \(step.to)")
+            }
+        }
+    }
+
+    /// A receipt, line by line.
+    func receipt(_ receipt: WireQuote.WireReceipt) {
+        line("Receipt for \(receipt.customer.name), completed \(Self.time(receipt.completedAt))")
+        let width = max(receipt.lines.map(\.name.count).max() ?? 0, 8)
+        for item in receipt.lines {
+            line(
+                "  " + item.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + Self.money(item.priceCents))
+        }
+        line(
+            "  " + "Subtotal".padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + Self.money(receipt.subtotalCents))
+        if let coupon = receipt.coupon {
+            line(
+                "  " + coupon.padding(toLength: width, withPad: " ", startingAt: 0) + "  -"
+                    + Self.money(receipt.discountCents))
+        }
+        line(
+            "  " + "Total".padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Self.money(receipt.totalCents)
+        )
+        line("  Mechanic: \(receipt.mechanic.name) (\(receipt.mechanic.skill))")
+    }
+
+    /// An aligned table with a header row; `styling` colours a column's cells after padding.
+    func table(_ header: [String], _ rows: [[String]], styling: [Int: (String) -> String] = [:]) {
+        var widths = header.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        func render(_ cells: [String], styled: Bool) -> String {
+            cells.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: index == cells.count - 1 ? 0 : widths[index] - cell.count)
+                let style = styled ? styling[index] : nil
+                return (style?(cell) ?? cell) + padding
+            }.joined(separator: "  ")
+        }
+        line(styled(render(header, styled: false), "1"))
+        for row in rows { line(render(row, styled: true)) }
+    }
+
+    /// One watch line: time, seq, quote, from -> to, price, mechanic, message.
+    func watchLine(_ event: WireEvent) {
+        let head = "\(Self.time(event.at))  #\(event.seq)  quote \(event.quoteId)"
+        if let quote = event.quote {
+            let change = "\(event.from ?? "new") -> \(state(event.to ?? quote.state))"
+            let price = quote.priceCents.map { Self.money($0) } ?? "-"
+            let mechanic = quote.mechanic?.name ?? "-"
+            line("\(head)  \(change)  \(price)  \(mechanic)  \(quote.message)")
+        } else if let mechanic = event.mechanic {
+            line("\(head)  \(styled(event.type, "35"))  \(mechanic.name) (\(mechanic.skill))")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs the real `quotectl` binary against a daemon.
+enum Quotectl {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        /// The standard output as one JSON object.
+        func json() throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+            return try #require(object as? [String: Any], "not a JSON object: \(stdout)")
+        }
+    }
+
+    /// The environment that points quotectl at `daemon`.
+    static func environment(_ daemon: DaemonProcess) -> [String: String] {
+        ["QUOTED_ENDPOINT": daemon.commands, "QUOTED_EVENTS": daemon.events]
+    }
+
+    /// Runs `quotectl arguments...` to completion and returns what it printed.
+    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quotectl"))
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "QUOTED_ENDPOINT")
+        env.removeValue(forKey: "QUOTED_EVENTS")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quotectl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out")
+        let err = directory.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        if let stdin {
+            let pipe = Pipe()
+            process.standardInput = pipe
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(stdin.utf8))
+            try pipe.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: try String(contentsOf: out, encoding: .utf8),
+            stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+}
+
+/// A `quotectl watch` running in the background; its output is collected line by line and
+/// tests wait on conditions over it, never on the clock.
+final class Watcher: @unchecked Sendable {
+    let process = Process()
+    private let stdoutLines = LogLines()
+    private let stderrLines = LogLines()
+    private let changed = DispatchSemaphore(value: 0)
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quotectl"))
+        process.arguments = ["watch"] + arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = Self.collect(into: stdoutLines, signal: changed)
+        process.standardError = Self.collect(into: stderrLines, signal: changed)
+        try process.run()
+    }
+
+    /// Reads `pipe` on a thread of its own until end of file, appending whole lines.
+    private static func collect(into lines: LogLines, signal: DispatchSemaphore) -> Pipe {
+        let pipe = Pipe()
+        let handle = pipe.fileHandleForReading
+        let reader = Thread {
+            var partial = ""
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                partial += String(decoding: data, as: UTF8.self)
+                var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                partial = parts.removeLast()
+                lines.lines.withLock { $0.append(contentsOf: parts) }
+                signal.signal()
+            }
+            signal.signal()
+        }
+        reader.start()
+        return pipe
+    }
+
+    var stdout: [String] { stdoutLines.lines.withLock { $0 } }
+    var stderr: [String] { stderrLines.lines.withLock { $0 } }
+
+    /// Waits until `condition` holds over the output, or `timeout` passes; returns whether it held.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(60), until condition: (_ stdout: [String], _ stderr: [String]) -> Bool)
+        -> Bool
+    {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(stdout, stderr) {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return false }
+            let slice = min(remaining, .milliseconds(200)).components
+            _ = changed.wait(
+                timeout: .now() + .milliseconds(Int(slice.seconds * 1_000 + slice.attoseconds / 1_000_000_000_000_000)))
+        }
+        return true
+    }
+
+    /// Waits until the watcher says it is following (it has asked quoted where the log ends).
+    func waitUntilFollowing() throws {
+        let following = wait { _, stderr in stderr.contains { $0.contains("quotectl: watching") } }
+        try #require(following, "quotectl watch never started following: \(stderr)")
+    }
+
+    /// The JSON events printed so far.
+    func events() throws -> [[String: Any]] {
+        try stdout.map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            return try #require(object as? [String: Any], "not a JSON event: \(line)")
+        }
+    }
+
+    /// Stops the watcher (SIGTERM) and waits for it.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}

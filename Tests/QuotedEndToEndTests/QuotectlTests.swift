@@ -1,0 +1,257 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("quotectl against a real quoted", .serialized, .timeLimit(.minutes(3)))
+struct QuotectlTests {
+    @Test("John Lee's quote goes through quotectl alone while quotectl watch --json sees every transition in order")
+    func johnLeeThroughQuotectl() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let watcher = try Watcher(["--json"], environment: env)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
+
+        let submitted = try Quotectl.run(
+            [
+                "submit", "--json", "--name", "John Lee", "--email", "john.lee@example.com", "--address",
+                "12 Elm Street", "--make", "Toyota", "--model", "Camry", "--year", "2015", "--service", "Oil Change",
+                "--service", "Brake Inspection", "--mechanic", "Joe Murphy",
+            ], environment: env)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let quote = try #require(try submitted.json()["quote"] as? [String: Any])
+        let id = try #require(quote["id"] as? Int)
+        #expect(quote["state"] as? String == "pending")
+
+        let resolved = try Quotectl.run(["resolve", "\(id)", "--trim", "LE", "--price", "66.25"], environment: env)
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        #expect(
+            resolved.stdout.contains("Your quote is ready. The total for the services you have requested is: $66.25"))
+
+        let booked = try Quotectl.run(["book", "\(id)"], environment: env)
+        #expect(booked.status == 0, "\(booked.stderr)")
+        #expect(booked.stdout.contains("Your appointment has been booked with Joe Murphy."))
+
+        let completed = try Quotectl.run(["complete", "\(id)"], environment: env)
+        #expect(completed.status == 0, "\(completed.stderr)")
+        #expect(completed.stdout.contains("Receipt for John Lee"))
+        #expect(completed.stdout.split(separator: "\n").contains { $0.hasPrefix("  Total") && $0.hasSuffix("$66.25") })
+
+        let fetched = try Quotectl.run(["get", "\(id)", "--json"], environment: env)
+        let history = (try fetched.json()["history"] as? [[String: Any]])?.compactMap { $0["to"] as? String }
+        #expect(history == ["submitted", "pending", "ready", "booked", "completed"])
+
+        let expected = [
+            "quote.submitted", "quote.pending", "quote.ready", "quote.booked", "mechanic.busy", "quote.completed",
+            "mechanic.free",
+        ]
+        let arrived = watcher.wait { stdout, _ in stdout.count >= expected.count }
+        #expect(arrived, "watch printed \(watcher.stdout) and said \(watcher.stderr)")
+        let events = try watcher.events()
+        #expect(events.map { $0["type"] as? String } == expected)
+        #expect(events.map { $0["seq"] as? Int } == Array(1...expected.count))
+        #expect(events.allSatisfy { $0["quoteId"] as? Int == id })
+        let booking = try #require(events.first { $0["type"] as? String == "quote.booked" })
+        #expect((booking["quote"] as? [String: Any])?["priceCents"] as? Int == 6_625)
+    }
+
+    @Test("A watcher that falls behind fills every gap from the log and prints each seq exactly once")
+    func gapsAreFilled() throws {
+        // Small queues on both sides let libzmq drop events while the watcher is stopped; kernel
+        // buffers may still absorb them, so the watcher also discards every 7th live event on
+        // purpose (fault injection), which makes gaps certain.
+        let daemon = try DaemonProcess(environment: ["QUOTED_HIGH_WATER_MARK": "10"])
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let watcher = try Watcher(
+            [
+                "--json", "--receive-hwm", "1", "--receive-buffer", "4096", "--idle-check-ms", "200",
+                "--debug-drop-every", "7",
+            ], environment: env)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
+
+        kill(watcher.process.processIdentifier, SIGSTOP)
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        let quotes = 1_500
+        // One at a time: the daemon's queues are as small as its events queue here.
+        for index in 0..<quotes {
+            #expect(try client.call(Requests.submit(services: ["Oil Change"], id: index))["ok"] as? Bool == true)
+        }
+        let lastSeq = try #require(try client.call(Requests.op("ping"))["lastSeq"] as? Int)
+        #expect(lastSeq == quotes * 2, "each auto-priced submit is two events")
+        kill(watcher.process.processIdentifier, SIGCONT)
+
+        let caughtUp = watcher.wait(timeout: .seconds(120)) { stdout, _ in stdout.count >= lastSeq }
+        #expect(caughtUp, "watch printed \(watcher.stdout.count) of \(lastSeq) events")
+        let seqs = try watcher.events().compactMap { $0["seq"] as? Int }
+        #expect(seqs == Array(1...lastSeq), "every seq once, in order")
+        #expect(
+            watcher.stderr.contains { $0.contains("replaying") },
+            "events were dropped live and replayed: \(watcher.stderr)")
+    }
+
+    @Test("watch --since 0 after the fact prints the whole history, then follows live")
+    func sinceZeroPrintsHistory() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        let id = try client.call(Requests.submit(services: ["Oil Change"])).quoteID
+        #expect(try client.call(Requests.op("book", ["quoteId": id]))["ok"] as? Bool == true)
+        #expect(try client.call(Requests.op("cancel", ["quoteId": id]))["ok"] as? Bool == true)
+        let history = [
+            "quote.submitted", "quote.ready", "quote.booked", "mechanic.busy", "quote.cancelled", "mechanic.free",
+        ]
+
+        let watcher = try Watcher(["--json", "--since", "0"], environment: env)
+        defer { watcher.stop() }
+        #expect(watcher.wait { stdout, _ in stdout.count >= history.count })
+        #expect(try watcher.events().map { $0["type"] as? String } == history)
+
+        let second = try client.call(Requests.submit(services: ["Oil Change"])).quoteID
+        #expect(watcher.wait { stdout, _ in stdout.count >= history.count + 2 })
+        let events = try watcher.events()
+        #expect(events.map { $0["seq"] as? Int } == Array(1...history.count + 2), "no hole or repeat at the seam")
+        #expect(events.suffix(2).allSatisfy { $0["quoteId"] as? Int == second })
+    }
+
+    @Test("Human watch lines show time, seq, quote, transition, price, mechanic and message; filters apply")
+    func humanWatchLines() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let watcher = try Watcher(["--state", "booked", "--count", "1"], environment: env)
+        try watcher.waitUntilFollowing()
+        let submitted = try Quotectl.run(
+            [
+                "submit", "--json", "--name", "Reza", "--email", "reza@example.com", "--address", "1 Main St",
+                "--make", "Honda", "--model", "Civic", "--year", "2016", "--trim", "EX", "--service", "Oil Change",
+                "--book",
+            ], environment: env)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        watcher.process.waitUntilExit()
+        #expect(watcher.process.terminationStatus == 0, "--count 1 exits after one event")
+        let line = try #require(watcher.stdout.first)
+        #expect(watcher.stdout.count == 1, "only the booked event passes --state booked")
+        #expect(line.contains("#3"))
+        #expect(line.contains("ready -> booked"))
+        #expect(line.contains("$35.00"))
+        #expect(line.contains("Your appointment has been booked with"))
+        #expect(!line.contains("\u{1B}["), "no colour when stdout is not a terminal")
+    }
+
+    @Test("Refusals exit 1 and list every problem the daemon returned")
+    func refusals() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let invalid = try Quotectl.run(["submit", "--name", "Nobody", "--service", "Oil Change"], environment: env)
+        #expect(invalid.status == 1)
+        #expect(invalid.stderr.contains("customer.email"))
+        #expect(invalid.stderr.contains("customer.address"))
+        #expect(invalid.stderr.contains("car"))
+        #expect(invalid.stdout.isEmpty)
+
+        let file = """
+            {"customer":{"name":"A","email":"a@example.com","address":"1 Road"},
+             "car":{"make":"Honda","model":"Civic","year":2016,"trim":"EX"},"services":["Oil Change"]}
+            """
+        let ready = try Quotectl.run(["submit", "-f", "-", "--json"], environment: env, stdin: file)
+        #expect(ready.status == 0, "\(ready.stderr)")
+        let id = try #require((try ready.json()["quote"] as? [String: Any])?["id"] as? Int)
+        let illegal = try Quotectl.run(["complete", "\(id)"], environment: env)
+        #expect(illegal.status == 1)
+        #expect(illegal.stderr.contains("ready"))
+
+        let unknown = try Quotectl.run(["get", "999999"], environment: env)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("unknown_quote"))
+    }
+
+    @Test("The same idempotency key twice creates one quote")
+    func idempotentSubmit() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let arguments = [
+            "submit", "--json", "--idempotency-key", "retry-1", "--name", "A", "--email", "a@example.com",
+            "--address", "1 Road", "--make", "Honda", "--model", "Civic", "--service", "Oil Change",
+        ]
+        let first = try Quotectl.run(arguments, environment: env)
+        let second = try Quotectl.run(arguments, environment: env)
+        #expect(first.status == 0 && second.status == 0)
+        let firstID = (try first.json()["quote"] as? [String: Any])?["id"] as? Int
+        #expect(firstID != nil)
+        #expect((try second.json()["quote"] as? [String: Any])?["id"] as? Int == firstID)
+        #expect(try second.json()["replayed"] as? Bool == true)
+        let stats = try Quotectl.run(["stats", "--json"], environment: env)
+        #expect((try stats.json()["counts"] as? [String: Int])?["pending"] == 1)
+    }
+
+    @Test("Usage errors exit 64", arguments: [["list", "--state", "bogus"], ["get", "seven"], ["frobnicate"]])
+    func usageErrors(arguments: [String]) throws {
+        let result = try Quotectl.run(arguments, environment: ["QUOTED_ENDPOINT": "tcp://127.0.0.1:1"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(!result.stderr.isEmpty)
+    }
+
+    @Test("An unreachable daemon exits 69 within the timeout, naming the endpoint")
+    func unreachable() throws {
+        // A port nobody listens on: bind, note it, close.
+        let context = try Context()
+        let endpoint: String
+        do {
+            let probe = try Socket(context, type: .router)
+            try probe.bind("tcp://127.0.0.1:*")
+            endpoint = probe.lastEndpoint
+            probe.close(linger: .zero)
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try Quotectl.run(["ping", "--endpoint", endpoint, "--timeout", "1"])
+        let elapsed = clock.now - start
+        #expect(result.status == 69)
+        #expect(result.stderr.contains(endpoint))
+        #expect(result.stderr.contains("is quoted running?"))
+        #expect(elapsed < .seconds(10), "gives up after --timeout, not never")
+    }
+}
+
+@Suite("quotectl watch across a daemon restart", .serialized, .timeLimit(.minutes(3)))
+struct QuotectlReconnectTests {
+    @Test("watch says when it loses and regains quoted, and misses nothing published meanwhile")
+    func reconnects() throws {
+        var daemon = try DaemonProcess()
+        let env = Quotectl.environment(daemon)
+        let watcher = try Watcher(["--json", "--idle-check-ms", "200"], environment: env)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
+        let context = try Context()
+        do {
+            let client = try Client(context, endpoint: daemon.commands)
+            _ = try client.call(Requests.submit(services: ["Oil Change"]))
+        }
+        #expect(watcher.wait { stdout, _ in stdout.count >= 2 })
+        #expect(daemon.stop() == 0)
+        #expect(watcher.wait { _, stderr in stderr.contains { $0.contains("lost") } }, "\(watcher.stderr)")
+
+        daemon = try DaemonProcess(
+            stateDirectory: daemon.stateDirectory, endpoint: daemon.commands, eventsEndpoint: daemon.events)
+        defer { #expect(daemon.stop() == 0) }
+        do {
+            let client = try Client(context, endpoint: daemon.commands)
+            _ = try client.call(Requests.submit(services: ["Oil Change"]))
+        }
+        #expect(watcher.wait { stdout, _ in stdout.count >= 4 }, "\(watcher.stdout) \(watcher.stderr)")
+        #expect(watcher.wait { _, stderr in stderr.contains { $0.contains("reconnected") } }, "\(watcher.stderr)")
+        #expect(try watcher.events().map { $0["seq"] as? Int } == [1, 2, 3, 4])
+    }
+}
