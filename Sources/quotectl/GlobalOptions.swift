@@ -6,10 +6,10 @@ import ZeroMQ
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: "quoted's command endpoint (default $QUOTED_ENDPOINT or tcp://127.0.0.1:5555).")
+    @Option(help: "quoted's command endpoint; $QUOTED_ENDPOINT when set.")
     var endpoint: String = ProcessInfo.processInfo.environment["QUOTED_ENDPOINT"] ?? "tcp://127.0.0.1:5555"
 
-    @Option(help: "quoted's event endpoint (default $QUOTED_EVENTS or tcp://127.0.0.1:5556).")
+    @Option(help: "quoted's event endpoint; $QUOTED_EVENTS when set.")
     var events: String = ProcessInfo.processInfo.environment["QUOTED_EVENTS"] ?? "tcp://127.0.0.1:5556"
 
     @Option(help: "Seconds to wait for each reply.")

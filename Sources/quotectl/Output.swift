@@ -103,7 +103,7 @@ struct Output {
         if let history, !history.isEmpty {
             line("  History")
             for step in history {
-                line("    #\(step.seq)  \(Self.time(step.at))  \(step.from ?? "-") -> \(step.to)")
+                line("    #\(step.seq)  \(Self.time(step.at))  \(step.from ?? "new") -> \(step.to)")
             }
         }
     }

@@ -255,3 +255,34 @@ struct QuotectlReconnectTests {
         #expect(try watcher.events().map { $0["seq"] as? Int } == [1, 2, 3, 4])
     }
 }
+
+@Suite("quotectl's generated shell completions")
+struct QuotectlCompletionTests {
+    @Test(
+        "The completion script for each shell names every command and watch's options",
+        arguments: ["bash", "zsh", "fish"])
+    func completionScript(shell: String) throws {
+        let result = try Quotectl.run(["--generate-completion-script", shell])
+        #expect(result.status == 0, "\(result.stderr)")
+        for word in [
+            "submit", "get", "list", "resolve", "book", "complete", "cancel", "mechanics", "services", "stats", "ping",
+            "watch", "since",
+        ] {
+            #expect(result.stdout.contains(word), "\(shell) completion lacks \(word)")
+        }
+    }
+
+    @Test("The bash completion script is valid bash")
+    func bashSyntax() throws {
+        let script = try Quotectl.run(["--generate-completion-script", "bash"]).stdout
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("quotectl-\(UUID().uuidString).bash")
+        try script.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let bash = Process()
+        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+        bash.arguments = ["-n", file.path]
+        try bash.run()
+        bash.waitUntilExit()
+        #expect(bash.terminationStatus == 0)
+    }
+}
