@@ -1,0 +1,287 @@
+import Foundation
+import ZeroMQ
+
+/// Runs measured points against fresh daemons and prints one row each.
+struct Bench {
+    let context: Context
+    let executable: String
+    let markdown: Bool
+    let factory: RequestFactory
+    private var nextRequestID: Int64 = 1
+    /// Echo throughput by client count, for the "of echo" column.
+    private var echo: [Int: Double] = [:]
+    /// Points whose run showed a defect: no replies, unanswered requests, double bookings.
+    private(set) var failures = 0
+
+    init(context: Context, executable: String, markdown: Bool, factory: RequestFactory) {
+        self.context = context
+        self.executable = executable
+        self.markdown = markdown
+        self.factory = factory
+    }
+
+    static let columns = [
+        "point", "load", "replies/s", "of echo", "ack p50", "p90", "p99", "p99.9", "max", "event p50", "p99",
+        "max", "cycles/s", "errors", "cpu", "peak RSS", "startup",
+    ]
+
+    func header() {
+        if markdown {
+            emit("| " + Self.columns.joined(separator: " | ") + " |")
+            emit("|" + String(repeating: " --- |", count: Self.columns.count))
+        } else {
+            emit("# latencies in ms; cpu in cores used by quoted; RSS in MiB; startup in ms")
+            emit(Self.format(Self.columns))
+        }
+    }
+
+    private func row(_ cells: [String]) {
+        emit(markdown ? "| " + cells.joined(separator: " | ") + " |" : Self.format(cells))
+    }
+
+    private static func format(_ cells: [String]) -> String {
+        let widths = [22, 16, 10, 8, 8, 8, 8, 8, 8, 9, 8, 8, 9, 7, 5, 8, 7]
+        return zip(cells, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
+            .joined(separator: " ")
+    }
+
+    /// Raw ZeroMQ echo through the point's clients and window, closed loop.
+    mutating func baseline(_ point: Point) throws {
+        let server = EchoServer(context: context)
+        defer { server.stop() }
+        let plan = LoadPlan(
+            endpoint: server.endpoint, workload: .submit, clients: point.clients, window: point.window, rate: nil,
+            duration: .milliseconds(Int(point.duration * 1000)), cycles: 0, factory: factory,
+            firstRequestID: nextRequestID)
+        let result = try LoadDriver(context: context, plan: plan).run()
+        nextRequestID = result.nextRequestID
+        echo[point.clients] = result.throughput
+        row(
+            ["zmq echo (baseline)", "closed \(point.clients)x\(point.window)", Self.rate(result.throughput), "100%"]
+                + result.ack.summary + ["-", "-", "-", "-", "0", "-", "-", "-"])
+    }
+
+    /// Starts a daemon for `point`, fills its store, runs the workload and prints the row.
+    @discardableResult
+    mutating func measure(_ point: Point, label: String) throws -> (LoadResult, Latency) {
+        let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics)
+        defer { daemon.remove() }
+        if point.preload > 0 {
+            try fill(daemon, quotes: point.preload)
+            daemon.stop()
+            try daemon.start()  // startup and memory with the stored quotes
+        }
+        let startup = daemon.startup
+        let tap = EventTap(context: context, events: daemon.events, subscribers: point.subscribers)
+        let lastSeq: Int64
+        do {
+            lastSeq = try handshake(daemon.commands, tap: tap)
+        } catch {
+            _ = try? tap.stop()
+            throw error
+        }
+        let plan = LoadPlan(
+            endpoint: daemon.commands, workload: point.workload, clients: point.clients, window: point.window,
+            rate: point.rate, duration: .milliseconds(Int(point.duration * 1000)), cycles: point.cycles,
+            factory: factory, firstRequestID: nextRequestID)
+        let cpuBefore = daemon.cpuSeconds
+        let result = try LoadDriver(context: context, plan: plan).run()
+        let cpu = daemon.cpuSeconds - cpuBefore
+        nextRequestID = result.nextRequestID
+        let seen = try tap.stop()
+        var eventLatency = Latency()
+        var missing = 0
+        if point.subscribers > 0 {
+            for submission in result.submitted {
+                if let at = seen[submission.quote] {
+                    eventLatency.record(nanoseconds: at &- min(at, submission.at))
+                } else {
+                    missing += 1
+                }
+            }
+        }
+        var problems: [String] = []
+        if result.replies == 0 { problems.append("no replies") }
+        if result.unanswered > 0 { problems.append("\(result.unanswered) requests never answered") }
+        if missing > 0 {
+            // PUB drops for a subscriber whose queue is full (by design: a slow peer never stalls
+            // quoted); a benchmark subscriber short of CPU shows it. Reported, not a failure.
+            FileHandle.standardError.write(
+                Data("# \(label): \(missing) accepted submissions' events never reached the subscriber\n".utf8))
+        }
+        if point.workload != .submit {
+            let audit = try BookingAudit.run(context: context, endpoint: daemon.commands, since: lastSeq)
+            problems += audit.violations.prefix(5)
+            if !audit.violations.isEmpty { problems.append("\(audit.violations.count) double-booking violations") }
+            FileHandle.standardError.write(
+                Data(
+                    "# \(label): audit of \(audit.events) events, \(audit.bookings) bookings: \(audit.violations.count) double bookings\n"
+                        .utf8))
+        }
+        let errors = result.errors.values.reduce(0, +)
+        let load = point.rate.map { "open \(Self.rate($0))/s" } ?? "closed \(point.clients)x\(point.window)"
+        let ofEcho = echo[point.clients].map { String(format: "%.1f%%", result.throughput / $0 * 100) } ?? "-"
+        let eventCells =
+            eventLatency.count > 0
+            ? [
+                Latency.format(eventLatency.milliseconds(at: 50)), Latency.format(eventLatency.milliseconds(at: 99)),
+                Latency.format(eventLatency.maxMilliseconds),
+            ] : ["-", "-", "-"]
+        let cycles =
+            point.workload == .contention && result.elapsed > 0
+            ? Self.rate(Double(result.cycles) / result.elapsed) : "-"
+        row(
+            [label, load, Self.rate(result.throughput), ofEcho] + result.ack.summary + eventCells + [
+                cycles,
+                result.replies > 0 ? String(format: "%.1f%%", Double(errors) / Double(result.replies) * 100) : "-",
+                String(format: "%.2f", result.elapsed > 0 ? cpu / result.elapsed : 0),
+                String(format: "%.0f", daemon.peakResidentMiB),
+                String(format: "%.0f", startup.seconds * 1000),
+            ])
+        if !result.errors.isEmpty {
+            let codes = result.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            FileHandle.standardError.write(Data("# \(label): refusals \(codes.joined(separator: ", "))\n".utf8))
+        }
+        if !problems.isEmpty {
+            failures += 1
+            FileHandle.standardError.write(Data("# \(label): FAILED: \(problems.joined(separator: "; "))\n".utf8))
+        }
+        return (result, eventLatency)
+    }
+
+    /// Submits `quotes` valid quotes as fast as quoted takes them.
+    private mutating func fill(_ daemon: BenchDaemon, quotes: Int) throws {
+        let plan = LoadPlan(
+            endpoint: daemon.commands, workload: .submit, clients: 16, window: 64, rate: nil, duration: .seconds(3600),
+            cycles: 0, limit: quotes, factory: factory, firstRequestID: nextRequestID)
+        let result = try LoadDriver(context: context, plan: plan).run()
+        nextRequestID = result.nextRequestID
+        guard result.ok == quotes else { throw BenchError("filling the store: \(result.ok) of \(quotes) accepted") }
+    }
+
+    /// Submits until every subscriber has seen an event (a subscription reaches the publisher
+    /// some time after `connect`: the slow-joiner effect), then returns the log's last seq.
+    private mutating func handshake(_ endpoint: String, tap: EventTap) throws -> Int64 {
+        let socket = try Socket(context, type: .dealer)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveTimeout, 10_000)
+        try socket.connect(endpoint)
+        let deadline = ContinuousClock.now + .seconds(30)
+        repeat {
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("the subscribers never received the handshake's events")
+            }
+            _ = try socket.send(factory.body(.submit, id: nextRequestID))
+            nextRequestID += 1
+            guard try socket.receive() != nil else { throw BenchError("quoted did not answer the handshake") }
+        } while !tap.waitUntilEach(received: 1, timeout: .milliseconds(100))
+        _ = try socket.send(Array(#"{"v":1,"op":"ping"}"#.utf8))
+        guard let pong = try socket.receive() else { throw BenchError("quoted did not answer ping") }
+        let text = String(decoding: pong, as: UTF8.self)
+        guard let range = text.range(of: #""lastSeq":"#) else { return 0 }
+        return Int64(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+
+    static func rate(_ value: Double) -> String {
+        value >= 10_000 ? String(format: "%.0fk", value / 1000) : String(format: "%.0f", value)
+    }
+}
+
+extension Bench {
+    /// A few seconds of every workload, with the baseline and the audit.
+    mutating func quick() throws {
+        header()
+        let base = Point(
+            workload: .submit, clients: 4, window: 16, rate: nil, duration: 1, cycles: 300, subscribers: 1,
+            mechanics: 10, preload: 0)
+        try baseline(base)
+        try measure(base, label: "submit")
+        var open = base
+        open.rate = 500
+        try measure(open, label: "submit open loop")
+        var mixed = base
+        mixed.workload = .mixed
+        try measure(mixed, label: "mixed")
+        var contention = base
+        contention.workload = .contention
+        contention.clients = 16
+        contention.window = 1
+        try measure(contention, label: "contention")
+    }
+
+    /// A series of points varying one thing; `plotData` receives --scaling load's curve.
+    mutating func series(
+        _ series: LoadBench.Series, base: Point, rates: [Double], preloads: [Int], plotData: String?
+    ) throws {
+        let all = series == .all
+        if all || series == .clients {
+            section("Clients (closed loop, submit)")
+            for clients in [1, 4, 16, 64] {
+                var point = base
+                point.workload = .submit
+                point.clients = clients
+                point.rate = nil
+                try baseline(point)
+                try measure(point, label: "submit, \(clients) clients")
+            }
+        }
+        if all || series == .subscribers {
+            section("Subscribers (closed loop, submit)")
+            for subscribers in [0, 1, 10, 100] {
+                var point = base
+                point.workload = .submit
+                point.subscribers = subscribers
+                try measure(point, label: "\(subscribers) subscribers")
+            }
+        }
+        if all || series == .load {
+            section("Offered load (open loop, submit)")
+            var plot = "# offered/s  ack-p50  ack-p99  event-p99  (ms)\n"
+            for rate in rates {
+                var point = base
+                point.workload = .submit
+                point.rate = rate
+                let (result, event) = try measure(point, label: "submit at \(Self.rate(rate))/s")
+                plot += String(
+                    format: "%.0f %.3f %.3f %.3f\n", rate, result.ack.milliseconds(at: 50),
+                    result.ack.milliseconds(at: 99),
+                    event.count > 0 ? event.milliseconds(at: 99) : 0)
+            }
+            if let plotData { try plot.write(toFile: plotData, atomically: true, encoding: .utf8) }
+        }
+        if all || series == .mechanics {
+            section("Mechanics (contention workload: 64 clients book and complete)")
+            for mechanics in [10, 1_000, 100_000] {
+                var point = base
+                point.workload = .contention
+                point.clients = 64
+                point.window = 1
+                point.mechanics = mechanics
+                try measure(point, label: "\(mechanics) mechanics")
+            }
+            section("Mixed workload")
+            var point = base
+            point.workload = .mixed
+            try measure(point, label: "mixed")
+        }
+        if all || series == .store {
+            section("Stored quotes (closed loop, submit; startup and RSS with the store filled)")
+            for preload in preloads {
+                var point = base
+                point.workload = .submit
+                point.preload = preload
+                try measure(point, label: "\(preload) stored")
+            }
+        }
+    }
+
+    private func section(_ title: String) {
+        emit(markdown ? "\n#### \(title)\n" : "\n## \(title)")
+        header()
+    }
+}
+
+/// Writes a line to standard output at once (unbuffered), so rows appear as points finish.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real `quoted` started for a benchmark: its own state directory and catalog, free
+/// loopback ports, and its CPU time and memory read from `/proc`.
+final class BenchDaemon {
+    let executable: String
+    let stateDirectory: URL
+    let catalog: URL
+    private(set) var process = Process()
+    private(set) var commands = ""
+    private(set) var events = ""
+    /// From start to the "quoted ready" log line, of the latest start.
+    private(set) var startup: Duration = .zero
+    private let extraArguments: [String]
+
+    /// Writes a catalog with `mechanics` mechanics (skills in rotation) and starts quoted.
+    init(executable: String, mechanics: Int, arguments: [String] = []) throws {
+        self.executable = executable
+        stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "quoted-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+        catalog = stateDirectory.appendingPathComponent("catalog.yaml")
+        try Self.catalogText(mechanics: mechanics).write(to: catalog, atomically: true, encoding: .utf8)
+        extraArguments = arguments
+        try start()
+    }
+
+    /// Starts (or restarts, on the same state) quoted and waits for it to be ready.
+    func start() throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments =
+            [
+                "--endpoint", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*", "--state-dir",
+                stateDirectory.path, "--catalog", catalog.path, "--log-level", "notice",
+            ] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "NOTIFY_SOCKET")
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let ready = DispatchSemaphore(value: 0)
+        let readyLine = Mutex<String?>(nil)
+        let handle = pipe.fileHandleForReading
+        // Keep reading to the end, so quoted never blocks on a full stderr pipe.
+        Thread {
+            var partial = ""
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                partial += String(decoding: data, as: UTF8.self)
+                var lines = partial.split(separator: "\n", omittingEmptySubsequences: false)
+                partial = String(lines.removeLast())
+                for line in lines where line.contains("quoted ready") {
+                    readyLine.withLock { $0 = String(line) }
+                    ready.signal()
+                }
+            }
+            ready.signal()
+        }.start()
+        let clock = ContinuousClock()
+        let started = clock.now
+        try process.run()
+        guard ready.wait(timeout: .now() + 120) == .success, let line = readyLine.withLock({ $0 }) else {
+            throw BenchError("\(executable) did not become ready")
+        }
+        startup = clock.now - started
+        commands = Self.field("commands", in: line)
+        events = Self.field("events", in: line)
+    }
+
+    /// Stops quoted with SIGTERM and waits for it.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+    }
+
+    /// Stops quoted and removes its state.
+    func remove() {
+        stop()
+        try? FileManager.default.removeItem(at: stateDirectory)
+    }
+
+    /// User plus system CPU seconds quoted has used so far.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command name; utime and stime are the 14th and 15th of the line.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Peak resident memory (VmHWM) in MiB.
+    var peakResidentMiB: Double { Double(statusField("VmHWM:")) / 1024 }
+
+    /// Current resident memory (VmRSS) in MiB.
+    var residentMiB: Double { Double(statusField("VmRSS:")) / 1024 }
+
+    private func statusField(_ name: String) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(name) } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    private static func field(_ name: String, in line: String) -> String {
+        for part in line.split(separator: " ") where part.hasPrefix(name + "=") {
+            return String(part.dropFirst(name.count + 1))
+        }
+        return ""
+    }
+
+    /// The built-in services, and `mechanics` mechanics whose skills rotate junior to master.
+    static func catalogText(mechanics: Int) -> String {
+        let skills = ["junior", "apprentice", "experienced", "master"]
+        var text = """
+            currency: USD
+            services:
+              - { name: Brake Inspection, minimumSkill: junior, price: "15.00" }
+              - { name: Oil Change, minimumSkill: junior, price: "35.00" }
+              - { name: Timing Belt Replacement, minimumSkill: master, price: "250.00" }
+            mechanics:
+
+            """
+        for id in 1...max(mechanics, 1) {
+            text += "  - { id: \(id), name: Mechanic \(id), skill: \(skills[id % skills.count]) }\n"
+        }
+        text += "coupons:\n  - { code: WELCOME10, percentOff: 10 }\n"
+        return text
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import ZeroMQ
+
+/// `quoted-bench load`: drives a real `quoted` over the wire and reports throughput, latency
+/// percentiles (submit -> ack, submit -> event, book -> complete), the daemon's CPU and
+/// memory, and, with `--baseline`, raw ZeroMQ echo through the same clients for scale.
+struct LoadBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Load-test a real quoted end to end: throughput, latency percentiles, CPU, memory.",
+        discussion: """
+            Starts quoted (the release binary next to this one, or --quoted) on free loopback ports \
+            with its own state and a catalog of --mechanics mechanics, then runs the workload. \
+            Closed loop by default (each client keeps --window requests in flight); --rate makes it \
+            open loop at that many requests per second in all, latency counted from when each request \
+            was due. --scaling runs a series and prints one row per point.
+            """)
+
+    enum Series: String, ExpressibleByArgument, CaseIterable {
+        case clients, mechanics, store, subscribers, load, all
+    }
+
+    @Option(help: "The quoted binary to start.") var quoted: String?
+    @Option(help: "What to send.") var workload: Workload = .submit
+    @Option(help: "DEALER clients.") var clients = 16
+    @Option(help: "Requests in flight per client (closed loop).") var window = 64
+    @Option(help: "Offered requests per second in all (open loop).") var rate: Double?
+    @Option(help: "Seconds to send for (submit, mixed; a cap for contention).") var duration = 5.0
+    @Option(help: "Book + complete cycles (contention).") var cycles = 20_000
+    @Option(help: "SUB subscribers to the events.") var subscribers = 1
+    @Option(help: "Mechanics in the catalog.") var mechanics = 10
+    @Option(help: "Quotes stored before the run (submitted at full speed, not measured).") var preload = 0
+    @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
+    @Option(help: "Run a series instead of one point.") var scaling: Series?
+    @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
+        "1000,2000,5000,8000,10000,15000,20000"
+    @Option(help: "Store sizes for --scaling store, comma-separated.") var preloads = "0,100000,1000000"
+    @Option(help: "Write --scaling load's points as a gnuplot data file.") var plotData: String?
+    @Flag(help: "Print rows as a Markdown table.") var markdown = false
+    @Flag(help: "A few seconds of each workload, with the baseline and the booking audit: proves it works.")
+    var quick = false
+
+    func run() throws {
+        let context = try Context()
+        var bench = Bench(
+            context: context, executable: quoted ?? Self.sibling("quoted"), markdown: markdown,
+            factory: RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))"))
+        let point = Point(
+            workload: workload, clients: clients, window: window, rate: rate, duration: duration, cycles: cycles,
+            subscribers: subscribers, mechanics: mechanics, preload: preload)
+        if quick {
+            try bench.quick()
+        } else if let scaling {
+            try bench.series(
+                scaling, base: point, rates: Self.numbers(rates), preloads: Self.numbers(preloads).map(Int.init),
+                plotData: plotData)
+        } else {
+            bench.header()
+            if baseline { try bench.baseline(point) }
+            try bench.measure(point, label: "\(point.workload)")
+        }
+        if bench.failures > 0 { throw ExitCode(1) }
+    }
+
+    static func sibling(_ name: String) -> String {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    static func numbers(_ list: String) -> [Double] {
+        list.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    }
+}
+
+/// One measured configuration.
+struct Point {
+    var workload: Workload
+    var clients: Int
+    var window: Int
+    var rate: Double?
+    var duration: Double
+    var cycles: Int
+    var subscribers: Int
+    var mechanics: Int
+    var preload: Int
+}
