@@ -24,7 +24,7 @@ final class BenchDaemon {
         stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "quoted-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
-        catalog = stateDirectory.appendingPathComponent("catalog.yaml")
+        catalog = stateDirectory.appendingPathComponent("catalog.json")
         try Self.catalogText(mechanics: mechanics).write(to: catalog, atomically: true, encoding: .utf8)
         extraArguments = arguments
         try start()
@@ -117,22 +117,18 @@ final class BenchDaemon {
         return ""
     }
 
-    /// The built-in services, and `mechanics` mechanics whose skills rotate junior to master.
+    /// A JSON catalog (YAML decoding of a large roster costs seconds at start-up): a few
+    /// services, and `mechanics` mechanics whose skills rotate junior to master.
     static func catalogText(mechanics: Int) -> String {
         let skills = ["junior", "apprentice", "experienced", "master"]
-        var text = """
-            currency: USD
-            services:
-              - { name: Brake Inspection, minimumSkill: junior, price: "15.00" }
-              - { name: Oil Change, minimumSkill: junior, price: "35.00" }
-              - { name: Timing Belt Replacement, minimumSkill: master, price: "250.00" }
-            mechanics:
-
-            """
-        for id in 1...max(mechanics, 1) {
-            text += "  - { id: \(id), name: Mechanic \(id), skill: \(skills[id % skills.count]) }\n"
+        let roster = (1...max(mechanics, 1)).map {
+            #"{"id":\#($0),"name":"Mechanic \#($0)","skill":"\#(skills[$0 % skills.count])"}"#
         }
-        text += "coupons:\n  - { code: WELCOME10, percentOff: 10 }\n"
-        return text
+        return #"{"currency":"USD","services":["#
+            + #"{"name":"Brake Inspection","minimumSkill":"junior","price":"15.00"},"#
+            + #"{"name":"Oil Change","minimumSkill":"junior","price":"35.00"},"#
+            + #"{"name":"Timing Belt Replacement","minimumSkill":"master","price":"250.00"}],"#
+            + #""mechanics":["# + roster.joined(separator: ",") + #"],"#
+            + #""coupons":[{"code":"WELCOME10","percentOff":10}]}"#
     }
 }

@@ -9,6 +9,8 @@ final class EventTap: Sendable {
     private let subscribers: Int
     private let stopping = Atomic<Bool>(false)
     private let firstSeen = Mutex<[Int64: UInt64]>([:])
+    /// The highest quote id the first subscriber has seen an event of.
+    private let highestQuote = Atomic<Int64>(0)
     private let finished = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
 
@@ -60,6 +62,9 @@ final class EventTap: Sendable {
                     received += 1
                     if index == 0, let quote = ReplyScanner(bytes: message.bytes).eventQuoteID, seen[quote] == nil {
                         seen[quote] = now
+                        if quote > highestQuote.load(ordering: .relaxed) {
+                            highestQuote.store(quote, ordering: .relaxed)
+                        }
                     }
                 }
                 counts.withLock { $0[index] += received }
@@ -79,6 +84,17 @@ final class EventTap: Sendable {
             Thread.sleep(forTimeInterval: 0.005)
         }
         return received.allSatisfy { $0 >= count }
+    }
+
+    /// Waits until the first subscriber has seen an event of quote `id` (ids grow in commit
+    /// order and events leave in that order, so every earlier event has arrived or was
+    /// dropped by then), or `timeout` passes.
+    func waitUntilSeen(quote id: Int64, timeout: Duration) {
+        guard subscribers > 0 else { return }
+        let deadline = ContinuousClock.now + timeout
+        while highestQuote.load(ordering: .relaxed) < id && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 
     /// Stops the thread and returns, per quote, when its first event arrived.

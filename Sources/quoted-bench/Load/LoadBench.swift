@@ -27,14 +27,14 @@ struct LoadBench: ParsableCommand {
     @Option(help: "Requests in flight per client (closed loop).") var window = 64
     @Option(help: "Offered requests per second in all (open loop).") var rate: Double?
     @Option(help: "Seconds to send for (submit, mixed; a cap for contention).") var duration = 5.0
-    @Option(help: "Book + complete cycles (contention).") var cycles = 20_000
+    @Option(help: "Book + complete cycles (contention).") var cycles = 5_000
     @Option(help: "SUB subscribers to the events.") var subscribers = 1
     @Option(help: "Mechanics in the catalog.") var mechanics = 10
     @Option(help: "Quotes stored before the run (submitted at full speed, not measured).") var preload = 0
     @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
     @Option(help: "Run a series instead of one point.") var scaling: Series?
     @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
-        "1000,2000,5000,8000,10000,15000,20000"
+        "500,1000,2000,3000,4000,5000,10000,20000"
     @Option(help: "Store sizes for --scaling store, comma-separated.") var preloads = "0,100000,1000000"
     @Option(help: "Write --scaling load's points as a gnuplot data file.") var plotData: String?
     @Flag(help: "Print rows as a Markdown table.") var markdown = false

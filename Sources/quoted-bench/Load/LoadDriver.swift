@@ -134,6 +134,11 @@ final class LoadDriver {
             }
             if (!sending || plan.workload == .contention) && outstanding == 0 || !sending && now > end + drainDeadline {
                 result.unanswered = outstanding
+                // Requests still unanswered count at their age now: a lower bound, but leaving
+                // them out would flatter an overloaded daemon.
+                for client in clients {
+                    for request in client.outstanding.values { result.ack.record(nanoseconds: now &- request.start) }
+                }
                 break
             }
             let timeout: Duration =
