@@ -59,9 +59,14 @@ struct Batch {
         let request = try QuoteBuilder(submission).build(in: catalog, at: now)
         let id = try nextQuoteID()
         let submitted = Quote(id: id, request: request, submittedAt: now)
-        var events = [try insert(submitted, key: key)]
         let priced = try submitted.priced(currency: catalog.currency, at: now)
-        events.append(try record(priced, from: .submitted))
+        // One row write for both states: the row holds the priced quote, the log both steps.
+        let pricedData = QuoteCodec.encode(priced)
+        try insert(priced, data: pricedData, key: key)
+        let events = [
+            try appendQuoteEvent(submitted, from: nil, data: QuoteCodec.encode(submitted)),
+            try appendQuoteEvent(priced, from: .submitted, data: pricedData),
+        ]
         guard book && priced.status == .ready else { return CommandOutcome(quote: priced, events: events) }
 
         // Book in a nested savepoint: if no mechanic can be had, the quote stays ready.
@@ -199,19 +204,17 @@ struct Batch {
         return QuoteID(try Int64.fetchOne(statement) ?? 1)
     }
 
-    private func insert(_ quote: Quote, key: String?) throws -> StoredEvent {
-        let data = QuoteCodec.encode(quote)
+    private func insert(_ quote: Quote, data: Data, key: String?) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
                     updated_at, data)
-                VALUES (?, ?, ?, NULL, NULL, ?, ?, ?, ?)
+                VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)
                 """)
         try statement.execute(arguments: [
-            quote.id.rawValue, quote.status.rawValue, key, catalog.currency.code, nowMilliseconds, nowMilliseconds,
-            data,
+            quote.id.rawValue, quote.status.rawValue, key, quote.price?.cents, catalog.currency.code, nowMilliseconds,
+            nowMilliseconds, data,
         ])
-        return try appendQuoteEvent(quote, from: nil, data: data)
     }
 
     /// Writes the quote's new state and appends its event and history step.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import QuoteCore
+import QuoteWire
 
 /// The cost of Foundation's JSON coders on the types the daemon stores and sends.
 struct CodecBench: ParsableCommand {
@@ -46,5 +47,15 @@ struct CodecBench: ParsableCommand {
             for _ in 0..<count { _ = try encoder.encode(quote.stage) }
         }
         print(String(format: "encode QuoteStage: %.0f/s", Double(count) / stage.seconds))
+        // The daemon's hot path: one submit request frame, as quoted-bench load sends it.
+        let frame = RequestFactory(runTag: "codec").body(.submit, id: 1)
+        let codec = WireCodec()
+        let decode = clock.measure {
+            for _ in 0..<count { _ = codec.decodeRequest(frame) }
+        }
+        print(
+            String(
+                format: "decode submit request (WireCodec, %d bytes): %.0f/s", frame.count,
+                Double(count) / decode.seconds))
     }
 }
