@@ -47,4 +47,16 @@ struct GlobalOptions: ParsableArguments {
             try body(client, &output)
         }
     }
+
+    /// Sends a request about one quote and shows the quote it returns: as JSON, or as the
+    /// quote view (with its history when the reply has one, and its receipt with `receipt`).
+    func showQuote(_ request: WireRequest, receipt: Bool = false) throws {
+        try run { (client, output) throws(ClientError) in
+            let reply = try client.checked(request)
+            if output.json { return output.reply(reply) }
+            guard let quote = reply.quote else { return }
+            output.quote(quote, history: reply.history)
+            if receipt, let details = quote.receipt { output.receipt(details) }
+        }
+    }
 }

@@ -7,24 +7,11 @@ import Testing
 struct BenchTests {
     @Test("quoted-bench load --quick runs every workload against a real quoted and finds no double booking")
     func quickRun() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("quoted-bench"))
-        process.arguments = ["load", "--quick", "--markdown", "--quoted", Binaries.path("quoted")]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let out = directory.appendingPathComponent("out")
-        let err = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let stdout = try String(contentsOf: out, encoding: .utf8)
-        let stderr = try String(contentsOf: err, encoding: .utf8)
-        #expect(process.terminationStatus == 0, "\(stdout)\n\(stderr)")
+        let result = try Binaries.run(
+            "quoted-bench", ["load", "--quick", "--markdown", "--quoted", Binaries.path("quoted")])
+        let stdout = result.stdout
+        let stderr = result.stderr
+        #expect(result.status == 0, "\(stdout)\n\(stderr)")
         // Markdown rows: | point | load | replies/s | ...
         let rows = stdout.split(separator: "\n").map {
             $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -50,26 +50,16 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         let lines = stderrLines
         let ready = readyLine
-        let handle = pipe.fileHandleForReading
-        // A plain thread reading to end of file: simpler and sturdier than readabilityHandler.
-        let reader = Thread {
-            var partial = ""
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                partial += String(decoding: data, as: UTF8.self)
-                var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-                partial = parts.removeLast()
-                lines.lines.withLock { all in
-                    for line in parts {
-                        all.append(line)
-                        if line.contains("quoted ready") { ready.signal() }
-                    }
+        readLines(from: pipe.fileHandleForReading) { parts in
+            lines.lines.withLock { all in
+                for line in parts {
+                    all.append(line)
+                    if line.contains("quoted ready") { ready.signal() }
                 }
             }
+        } atEnd: {
             ready.signal()
         }
-        reader.start()
         try process.run()
         guard readyLine.wait(timeout: .now() + 60) == .success else {
             throw DaemonError("quoted did not become ready: \(log.joined(separator: "\n"))")
@@ -122,4 +112,23 @@ struct DaemonError: Error, CustomStringConvertible {
 /// The daemon's stderr, line by line, shared with the pipe's reader.
 final class LogLines: Sendable {
     let lines = Mutex<[String]>([])
+}
+
+/// Reads `handle` to end of file on a thread of its own (simpler and sturdier than
+/// `readabilityHandler`), handing over whole lines as they arrive.
+func readLines(
+    from handle: FileHandle, _ lines: @escaping @Sendable ([String]) -> Void, atEnd: @escaping @Sendable () -> Void
+) {
+    Thread {
+        var partial = ""
+        while true {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            partial += String(decoding: data, as: UTF8.self)
+            var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            partial = parts.removeLast()
+            lines(parts)
+        }
+        atEnd()
+    }.start()
 }

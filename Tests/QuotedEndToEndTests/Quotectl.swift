@@ -8,17 +8,7 @@ import Testing
 
 /// Runs the real `quotectl` binary against a daemon.
 enum Quotectl {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-
-        /// The standard output as one JSON object.
-        func json() throws -> [String: Any] {
-            let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8))
-            return try #require(object as? [String: Any], "not a JSON object: \(stdout)")
-        }
-    }
+    typealias Result = ProcessOutput
 
     /// The environment that points quotectl at `daemon`.
     static func environment(_ daemon: DaemonProcess) -> [String: String] {
@@ -27,15 +17,25 @@ enum Quotectl {
 
     /// Runs `quotectl arguments...` to completion and returns what it printed.
     static func run(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.path("quotectl"))
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "QUOTED_ENDPOINT")
         env.removeValue(forKey: "QUOTED_EVENTS")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quotectl-\(UUID().uuidString)")
+        return try Binaries.run("quotectl", arguments, environment: env, stdin: stdin)
+    }
+}
+
+extension Binaries {
+    /// Runs one of the package's binaries to completion and returns its status and output
+    /// (through files, not pipes: nothing can fill up and block the child).
+    static func run(
+        _ name: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+    ) throws -> ProcessOutput {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path(name))
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("out")
@@ -55,7 +55,7 @@ enum Quotectl {
             try process.run()
         }
         process.waitUntilExit()
-        return Result(
+        return ProcessOutput(
             status: process.terminationStatus,
             stdout: try String(contentsOf: out, encoding: .utf8),
             stderr: try String(contentsOf: err, encoding: .utf8))
@@ -85,21 +85,12 @@ final class Watcher: @unchecked Sendable {
     /// Reads `pipe` on a thread of its own until end of file, appending whole lines.
     private static func collect(into lines: LogLines, signal: DispatchSemaphore) -> Pipe {
         let pipe = Pipe()
-        let handle = pipe.fileHandleForReading
-        let reader = Thread {
-            var partial = ""
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                partial += String(decoding: data, as: UTF8.self)
-                var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-                partial = parts.removeLast()
-                lines.lines.withLock { $0.append(contentsOf: parts) }
-                signal.signal()
-            }
+        readLines(from: pipe.fileHandleForReading) { parts in
+            lines.lines.withLock { $0.append(contentsOf: parts) }
+            signal.signal()
+        } atEnd: {
             signal.signal()
         }
-        reader.start()
         return pipe
     }
 
@@ -143,4 +134,17 @@ final class Watcher: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// What a finished child process printed, and how it ended.
+struct ProcessOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// The standard output as one JSON object.
+    func json() throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+        return try #require(object as? [String: Any], "not a JSON object: \(stdout)")
+    }
 }

@@ -11,13 +11,9 @@ struct Get: ParsableCommand {
     @Argument(help: "The quote id.") var id: Int64
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            var request = WireRequest(op: .get)
-            request.quoteId = id
-            let reply = try client.checked(request)
-            if output.json { return output.reply(reply) }
-            if let quote = reply.quote { output.quote(quote, history: reply.history) }
-        }
+        var request = WireRequest(op: .get)
+        request.quoteId = id
+        try global.showQuote(request)
     }
 }
 
@@ -37,19 +33,15 @@ struct Resolve: ParsableCommand {
     var services: [String] = []
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            var request = WireRequest(op: .resolve)
-            request.quoteId = id
-            request.price = price
-            request.year = year
-            request.trim = trim
-            request.make = make
-            request.model = model
-            request.services = services.isEmpty ? nil : services
-            let reply = try client.checked(request)
-            if output.json { return output.reply(reply) }
-            if let quote = reply.quote { output.quote(quote) }
-        }
+        var request = WireRequest(op: .resolve)
+        request.quoteId = id
+        request.price = price
+        request.year = year
+        request.trim = trim
+        request.make = make
+        request.model = model
+        request.services = services.isEmpty ? nil : services
+        try global.showQuote(request)
     }
 }
 
@@ -64,14 +56,10 @@ struct Book: ParsableCommand {
     @Option(help: "The mechanic to book, by name.") var mechanic: String?
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            var request = WireRequest(op: .book)
-            request.quoteId = id
-            request.mechanic = mechanic
-            let reply = try client.checked(request)
-            if output.json { return output.reply(reply) }
-            if let quote = reply.quote { output.quote(quote) }
-        }
+        var request = WireRequest(op: .book)
+        request.quoteId = id
+        request.mechanic = mechanic
+        try global.showQuote(request)
     }
 }
 
@@ -84,16 +72,9 @@ struct Complete: ParsableCommand {
     @Argument(help: "The quote id.") var id: Int64
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            var request = WireRequest(op: .complete)
-            request.quoteId = id
-            let reply = try client.checked(request)
-            if output.json { return output.reply(reply) }
-            if let quote = reply.quote {
-                output.quote(quote)
-                if let receipt = quote.receipt { output.receipt(receipt) }
-            }
-        }
+        var request = WireRequest(op: .complete)
+        request.quoteId = id
+        try global.showQuote(request, receipt: true)
     }
 }
 
@@ -107,13 +88,9 @@ struct Cancel: ParsableCommand {
     @Option(help: "Why, for the record.") var reason: String?
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            var request = WireRequest(op: .cancel)
-            request.quoteId = id
-            request.reason = reason
-            let reply = try client.checked(request)
-            if output.json { return output.reply(reply) }
-            if let quote = reply.quote { output.quote(quote) }
-        }
+        var request = WireRequest(op: .cancel)
+        request.quoteId = id
+        request.reason = reason
+        try global.showQuote(request)
     }
 }
