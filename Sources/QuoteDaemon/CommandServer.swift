@@ -6,9 +6,9 @@ import Synchronization
 import ZeroMQ
 
 /// The daemon's engine, where every message enters: one I/O thread owns the ROUTER (commands)
-/// and the PUB (events). It drains waiting requests, applies their writes through the store
-/// in one transaction (group commit), answers reads from committed state, then replies and
-/// publishes, never before the commit.
+/// and the PUB (events). It drains waiting requests and decodes them; the store thread
+/// (``StoreWorker``) applies their writes in one transaction (group commit) and answers reads
+/// from committed state; the I/O thread then replies and publishes, never before the commit.
 ///
 /// The thread is its own, not the cooperative pool's: `zmq_poll` blocks. Graceful shutdown
 /// sets a flag the loop sees within one poll interval; it finishes the batch in hand, replies,
@@ -97,41 +97,78 @@ public final class CommandServer: Service {
         onReady(endpoints)
 
         let engine = Engine(store: store, configuration: configuration, logger: logger)
+        let worker = try StoreWorker(stage: StoreStage(store: store, logger: logger))
+        defer { worker.stop() }
         var poller = Poller()
-        poller.register(router)
+        let routerIndex = poller.register(router)
+        let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
+        // With a full batch waiting, only the store's answer matters: polling the ROUTER too
+        // would return at once, again and again, while messages wait in its queue.
+        var storeOnly = Poller()
+        storeOnly.register(fileDescriptor: worker.readyDescriptor)
         let clock = ContinuousClock()
         var nextWatchdog = clock.now
         var nextPrune = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
         var received: [Multipart] = []
         received.reserveCapacity(configuration.maxBatch)
+        var inFlight = false
 
+        // Two stages in flight at most: while the store thread commits batch N, this thread
+        // receives and decodes batch N+1; when N is done, N+1 goes to the store first and N's
+        // replies and events are encoded and sent after, so the store waits only for a decode.
         while !stopping.load(ordering: .relaxed) {
-            if try poller.poll(timeout: pollInterval) > 0 {
+            let full = received.count >= configuration.maxBatch
+            let storeReady: Bool
+            let routerReady: Bool
+            if full && inFlight {
+                try storeOnly.poll(timeout: pollInterval)
+                (storeReady, routerReady) = (storeOnly.isReadable(0), false)
+            } else {
+                try poller.poll(timeout: pollInterval)
+                (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
+            }
+            var finished: Engine.Executed?
+            if inFlight && storeReady {
+                finished = worker.takeResult()
+                if finished != nil { inFlight = false }
+            }
+            if routerReady || finished != nil {
                 while received.count < configuration.maxBatch, let message = try router.receiveMultipart(dontWait: true)
                 {
                     received.append(message)
                 }
-                if !received.isEmpty {
-                    let output = engine.handle(received)
-                    received.removeAll(keepingCapacity: true)
-                    for reply in output.replies {
-                        // A vanished or slow client loses its reply; the loop never waits for it.
-                        _ = try router.send(multipart: reply, dontWait: true)
-                    }
-                    for event in output.events {
-                        _ = try publisher.send(multipart: event, dontWait: true)
-                    }
-                }
             }
+            if !inFlight && !received.isEmpty {
+                worker.submit(engine.parse(received))
+                received.removeAll(keepingCapacity: true)
+                inFlight = true
+            }
+            if let finished { try Self.send(engine.encode(finished), router: router, publisher: publisher) }
             let now = clock.now
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.notify("WATCHDOG=1")
                 nextWatchdog = now + interval
             }
             if now >= nextPrune {
+                // The store serializes this with the batch in flight (at most a batch's wait).
                 engine.prune()
                 nextPrune = now + .seconds(60)
+            }
+        }
+        // Finish what was received: the batch in flight, then any received after it.
+        while inFlight || !received.isEmpty {
+            if inFlight {
+                var waiting = Poller()
+                waiting.register(fileDescriptor: worker.readyDescriptor)
+                try waiting.poll(timeout: .seconds(1))
+                guard let finished = worker.takeResult() else { continue }
+                inFlight = false
+                try Self.send(engine.encode(finished), router: router, publisher: publisher)
+            } else {
+                worker.submit(engine.parse(received))
+                received.removeAll()
+                inFlight = true
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
@@ -139,5 +176,18 @@ public final class CommandServer: Service {
         // Give the last replies and events a moment to leave.
         router.close(linger: .milliseconds(500))
         publisher.close(linger: .milliseconds(500))
+    }
+
+    /// Sends a batch's replies, then its events.
+    private static func send(
+        _ output: Engine.Output, router: borrowing Socket, publisher: borrowing Socket
+    ) throws(ZeroMQError) {
+        for reply in output.replies {
+            // A vanished or slow client loses its reply; the loop never waits for it.
+            _ = try router.send(multipart: reply, dontWait: true)
+        }
+        for event in output.events {
+            _ = try publisher.send(multipart: event, dontWait: true)
+        }
     }
 }

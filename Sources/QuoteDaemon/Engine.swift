@@ -5,9 +5,11 @@ import QuoteStore
 import QuoteWire
 import ZeroMQ
 
-/// Turns a batch of received messages into replies and events: decode, validate, one store
-/// transaction for every write, then the reads, then encode. No sockets here, so it can be
-/// tested on its own; ``CommandServer`` does the sending.
+/// Turns a batch of received messages into replies and events, in three stages: ``parse``
+/// (decode and validate, on the I/O thread), ``StoreStage/execute(_:)`` (one store
+/// transaction for every write, then the reads, on the store thread) and ``encode(_:)`` (on
+/// the I/O thread again). No sockets here, so it can be tested on its own; ``CommandServer``
+/// receives, hands batches over and sends.
 struct Engine {
     struct Output {
         /// Multipart replies, each starting with the envelope it came with.
@@ -16,17 +18,36 @@ struct Engine {
         var events: [[[UInt8]]] = []
     }
 
-    private struct Pending {
+    struct Pending: Sendable {
         var envelope: [[UInt8]]
         var id: RequestID?
         var action: RequestAction
+    }
+
+    /// A batch decoded on the I/O thread, for the store.
+    struct Batch: Sendable {
+        /// Replies already known (refusals), by the message's position.
+        var replies: [[[UInt8]]?]
+        var writes: [(index: Int, pending: Pending)] = []
+        var reads: [(index: Int, pending: Pending)] = []
+        var currency: Currency
+
+        var isEmpty: Bool { replies.isEmpty }
+    }
+
+    /// What the store made of a batch, for encoding on the I/O thread.
+    struct Executed: Sendable {
+        var batch: Batch
+        /// One result per write, in order; `nil` when the store failed and applied nothing.
+        var writeResults: [Result<CommandOutcome, QuoteError>]?
+        /// One reply per read, in order.
+        var readReplies: [WireReply]
     }
 
     let store: any QuoteStore
     let configuration: DaemonConfiguration
     let logger: Logger
     private let codec = WireCodec()
-    private let startedAt = Date()
 
     init(store: any QuoteStore, configuration: DaemonConfiguration, logger: Logger) {
         self.store = store
@@ -34,72 +55,64 @@ struct Engine {
         self.logger = logger
     }
 
+    /// All three stages on the calling thread.
     func handle(_ messages: [Multipart]) -> Output {
-        var output = Output()
-        var replies: [[[UInt8]]?] = Array(repeating: nil, count: messages.count)
-        var writes: [(index: Int, pending: Pending)] = []
-        var reads: [(index: Int, pending: Pending)] = []
-        let currency = store.currentCatalog.currency
+        encode(StoreStage(store: store, logger: logger).execute(parse(messages)))
+    }
 
+    /// Decodes and validates; malformed or invalid requests get their refusal at once.
+    func parse(_ messages: [Multipart]) -> Batch {
+        var batch = Batch(
+            replies: Array(repeating: nil, count: messages.count), currency: store.currentCatalog.currency)
         for (index, message) in messages.enumerated() {
-            switch parse(message, currency: currency) {
+            switch parse(message, currency: batch.currency) {
             case .success(let pending):
                 if case .write = pending.action {
-                    writes.append((index, pending))
+                    batch.writes.append((index, pending))
                 } else {
-                    reads.append((index, pending))
+                    batch.reads.append((index, pending))
                 }
             case .failure(let refusal):
-                replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
+                batch.replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
             }
         }
+        return batch
+    }
 
-        if !writes.isEmpty {
-            let commands = writes.map { write -> StoreCommand in
-                guard case .write(let command) = write.pending.action else { preconditionFailure("writes only") }
-                return command
-            }
-            do {
-                let results = try store.apply(commands)
-                for (write, result) in zip(writes, results) {
-                    let reply: WireReply
-                    switch result {
-                    case .success(let outcome):
-                        var success = WireReply.success(write.pending.id)
-                        success.quote = WireQuote(outcome.quote, currency: currency)
-                        if outcome.replayed { success.replayed = true }
-                        success.bookingError = outcome.bookingError.map(WireError.init)
-                        reply = success
-                        for event in outcome.events {
-                            output.events.append([
-                                Array(event.type.utf8), codec.encode(wireEvent(event, currency: currency)),
-                            ])
-                        }
-                    case .failure(let error):
-                        reply = .failure(write.pending.id, WireError(error))
+    /// Encodes every reply, in the order the requests came, and every committed event.
+    func encode(_ executed: Executed) -> Output {
+        var output = Output()
+        var replies = executed.batch.replies
+        let currency = executed.batch.currency
+        let writes = executed.batch.writes
+        if let results = executed.writeResults {
+            for (write, result) in zip(writes, results) {
+                let reply: WireReply
+                switch result {
+                case .success(let outcome):
+                    var success = WireReply.success(write.pending.id)
+                    success.quote = WireQuote(outcome.quote, currency: currency)
+                    if outcome.replayed { success.replayed = true }
+                    success.bookingError = outcome.bookingError.map(WireError.init)
+                    reply = success
+                    for event in outcome.events {
+                        output.events.append([
+                            Array(event.type.utf8), codec.encode(StoreStage.wireEvent(event, currency: currency)),
+                        ])
                     }
-                    replies[write.index] = write.pending.envelope + [codec.encode(reply)]
+                case .failure(let error):
+                    reply = .failure(write.pending.id, WireError(error))
                 }
-            } catch {
-                logger.error(
-                    "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
-                let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
-                for write in writes {
-                    replies[write.index] =
-                        write.pending.envelope + [codec.encode(WireReply.failure(write.pending.id, refusal))]
-                }
+                replies[write.index] = write.pending.envelope + [codec.encode(reply)]
+            }
+        } else {
+            let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
+            for write in writes {
+                replies[write.index] =
+                    write.pending.envelope + [codec.encode(WireReply.failure(write.pending.id, refusal))]
             }
         }
-
-        for read in reads {
-            let reply: WireReply
-            do {
-                reply = try answer(read.pending, currency: currency)
-            } catch {
-                logger.error("store read failed", metadata: ["error": "\(error)"])
-                reply = .failure(
-                    read.pending.id, WireError(code: .storageError, message: "the store could not be read; retry"))
-            }
+        for (read, reply) in zip(executed.batch.reads, executed.readReplies) {
             replies[read.index] = read.pending.envelope + [codec.encode(reply)]
         }
         output.replies = replies.compactMap { $0 }
@@ -167,61 +180,6 @@ struct Engine {
             } catch {
                 return .failure(Refusal(envelope: envelope, id: request.id, error: error))
             }
-        }
-    }
-
-    // MARK: Reads
-
-    private func answer(_ pending: Pending, currency: Currency) throws -> WireReply {
-        guard case .read(let query) = pending.action else { preconditionFailure("only reads are answered here") }
-        var reply = WireReply.success(pending.id)
-        switch query {
-        case .get(let id):
-            guard let record = try store.quote(id) else {
-                return .failure(
-                    pending.id, WireError(code: .init(rawValue: "unknown_quote"), message: "no quote \(id)"))
-            }
-            reply.quote = WireQuote(record.quote, currency: currency)
-            reply.history = record.history.map {
-                WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
-            }
-        case .list(let status, let after, let limit):
-            let quotes = try store.quotes(status: status, afterID: after, limit: limit)
-            reply.quotes = quotes.map { WireQuote($0, currency: currency) }
-            if quotes.count == limit { reply.next = quotes.last?.id.rawValue }
-        case .mechanics(let freeOnly, let skill):
-            reply.mechanics = try store.mechanics().filter { state in
-                (!freeOnly || state.isFree) && (skill.map { state.mechanic.skill == $0 } ?? true)
-            }.map { state in
-                WireReply.MechanicStatus(
-                    id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
-                    busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
-            }
-        case .services:
-            reply.services = store.currentCatalog.services.map(WireReply.service)
-        case .stats:
-            reply.counts = Dictionary(uniqueKeysWithValues: try store.counts().map { ($0.key.rawValue, $0.value) })
-            reply.lastSeq = try store.lastSequence()
-        case .events(let since, let limit):
-            reply.events = try store.events(after: since, limit: limit).map { wireEvent($0, currency: currency) }
-            reply.lastSeq = try store.lastSequence()
-        case .ping:
-            reply.pong = true
-            reply.lastSeq = try store.lastSequence()
-        }
-        return reply
-    }
-
-    private func wireEvent(_ event: StoredEvent, currency: Currency) -> WireEvent {
-        switch event.kind {
-        case .quote(let from, let quote):
-            WireEvent(
-                seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
-                to: quote.status.rawValue, quote: WireQuote(quote, currency: currency))
-        case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
-            WireEvent(
-                seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue,
-                mechanic: WireQuote.WireMechanic(mechanic))
         }
     }
 }
