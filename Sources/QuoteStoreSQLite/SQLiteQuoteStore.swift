@@ -114,17 +114,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             var results: [Result<CommandOutcome, QuoteError>] = []
             results.reserveCapacity(commands.count)
             for command in commands {
-                var result: Result<CommandOutcome, QuoteError>?
-                try db.inSavepoint {
-                    do {
-                        result = .success(try batch.execute(command))
-                        return .commit
-                    } catch let error as QuoteError {
-                        result = .failure(error)
-                        return .rollback
-                    }
-                }
-                results.append(result!)
+                results.append(try batch.apply(command))
             }
             return results
         }

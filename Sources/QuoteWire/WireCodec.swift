@@ -28,8 +28,15 @@ public struct WireCodec {
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// Decodes a request frame; a frame that is not JSON, or has fields of the wrong type,
-    /// becomes the error to reply with.
+    /// becomes the error to reply with. Hand-parsed (``RequestParser``): this is the daemon's
+    /// hot path.
     public func decodeRequest(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {
+        RequestParser.parse(bytes)
+    }
+
+    /// ``decodeRequest(_:)`` through `JSONDecoder` and `WireRequest`'s `Decodable`
+    /// conformance: the reference the hand parser is tested against.
+    public func decodeRequestWithFoundation(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {
         do {
             return .success(try decoder.decode(WireRequest.self, from: Data(bytes)))
         } catch let error as DecodingError {

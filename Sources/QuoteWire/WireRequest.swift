@@ -81,6 +81,9 @@ public struct WireRequest: Codable, Sendable, Hashable {
     public var free: Bool?
     public var skill: String?
 
+    /// A request with no field set, not even `v`.
+    init() {}
+
     /// An empty request; set the fields the operation needs.
     public init(op: Operation, id: RequestID? = nil) {
         self.v = 1

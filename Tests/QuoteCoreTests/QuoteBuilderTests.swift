@@ -37,10 +37,25 @@ struct QuoteBuilderTests {
         arguments: [
             ("reza@example.com", true), ("a.b+c@mail.example.co.uk", true), ("reza@example", false),
             ("@example.com", false), ("reza@@example.com", false), ("re za@example.com", false),
-            ("reza@.com", false), ("", false),
+            ("reza@.com", false), ("", false), ("reza@example.com.", false), ("reza@example..com", false),
+            ("reza@example.com\n", false), ("rené@exämple.com", true), ("rené@exämple", false),
+            ("re\u{2028}za@example.com", false), ("ren\u{85}é@example.com", false),
         ])
     func emailPlausibility(email: String, plausible: Bool) {
         #expect(Customer.isPlausibleEmail(email) == plausible)
+    }
+
+    @Test(
+        "names are kept without their surrounding spaces, whatever the script",
+        arguments: [
+            ("John Lee", "John Lee"), ("  John Lee\t", "John Lee"), ("\r\n José Müller \n", "José Müller"),
+            (" 李小龍 ", "李小龍"), ("x", "x"),
+        ])
+    func namesAreTrimmed(given: String, kept: String) throws {
+        var builder = Fixtures.reza()
+        builder.setCustomer(name: given, email: "reza@example.com", address: "N Rengstorff Ave Mountain View")
+        let request = try builder.build(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(request.customer.name == kept)
     }
 
     @Test("Reza's three junior services are valid with any capable mechanic left to the system")

@@ -57,6 +57,51 @@ struct WireCodecTests {
         #expect(try JSONSerialization.jsonObject(with: Data(bytes)) is [String: Any])
     }
 
+    @Test(
+        "times are written in RFC 3339 to the millisecond, truncated",
+        arguments: [
+            0, 0.001, 0.999, 946_684_799.999, 951_782_400, 4_107_542_400, 1_790_000_000.5, 1_790_000_000.0004,
+            1_790_000_000.9996, -0.001, -86_400, -2_208_988_800.5, 253_402_300_799.5,
+        ])
+    func times(seconds: Double) throws {
+        try expectTime(Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test("random times are written in RFC 3339 to the millisecond, truncated")
+    func randomTimes() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let milliseconds = Double(Int64.random(in: -5_000_000_000_000...5_000_000_000_000, using: &generator))
+            try expectTime(Date(timeIntervalSince1970: milliseconds / 1_000))
+            try expectTime(Date(timeIntervalSince1970: Double.random(in: -1e10...1e10, using: &generator)))
+        }
+    }
+
+    /// The written time reads back, with Foundation's RFC 3339 parser, as the same
+    /// millisecond. (Foundation's own formatter is sometimes a millisecond early: it truncates
+    /// `x.554` held as `x.55399999`.)
+    func expectTime(_ date: Date) throws {
+        let event = WireEvent(seq: 1, type: "quote.ready", at: date, quoteId: 1, from: nil, to: "ready", quote: nil)
+        let object = try JSONSerialization.jsonObject(with: Data(WireCodec().encode(event))) as? [String: Any]
+        let text = try #require(object?["at"] as? String)
+        #expect(text.count == 24 && text.hasSuffix("Z"), "\(text)")
+        let parsed = try Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        #expect(
+            (parsed.timeIntervalSince1970 * 1_000).rounded() == (date.timeIntervalSince1970 * 1_000).rounded(.down),
+            "\(date.timeIntervalSince1970) written as \(text)")
+    }
+
+    @Test(
+        "text is escaped as JSON requires",
+        arguments: ["plain", "quote \" and \\", "tab\tnew\nline\r\u{1}\u{1f}", "☀︎ 李"])
+    func escaping(text: String) throws {
+        var reply = WireReply.success(.string(text))
+        reply.pong = true
+        let bytes = WireCodec().encode(reply)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(object["id"] as? String == text)
+    }
+
     @Test("a numeric request id is echoed as a number, and errors keep every problem")
     func errorsAndIds() throws {
         let codec = WireCodec()
@@ -88,5 +133,128 @@ struct WireCodecTests {
             return
         }
         #expect(notJSON.code == .invalidJSON)
+    }
+}
+
+/// The hand-written request parser against the `JSONDecoder` path it replaced: the same
+/// request from every valid frame; never a request from a frame `JSONDecoder` refused.
+///
+/// Where they differ the parser is the stricter, by design (RFC 8259): `JSONDecoder` accepts
+/// trailing commas, and reads malformed numbers (`042`, `--2`) as values "of the wrong type".
+@Suite("The request parser")
+struct RequestParserTests {
+    static let valid: [String] = [
+        #"{"v":1,"op":"ping"}"#,
+        #"  {"op" : "ping" , "v" : 1 , "id" : "c-1" }  "#,
+        #"{"v":1,"op":"get","quoteId":7,"id":-42}"#,
+        #"{"v":1,"op":"submit","customer":{"name":"John \"JL\" Lee\n","email":"john.lee@example.com","address":"1 Infinite Loop, Cupertino \u2600\ufe0e"},"car":{"make":"Toyota","model":"Corolla","year":2012,"trim":null},"services":["Oil Change","strange noise"],"mechanic":"Joe Murphy","coupon":"WELCOME10","idempotencyKey":"k-1","book":true}"#,
+        #"{"v":1,"op":"submit","customer":{"name":"José Müller 李小龍 \ud83d\ude97","email":"j@m.de","address":"\/\\\b\f\r\t"},"services":[]}"#,
+        #"{"v":1,"op":"resolve","quoteId":9223372036854775807,"price":"66.25","trim":"LE","make":"Toyota","model":"Corolla","year":2012,"priceCents":-9223372036854775808,"services":["Oil Change"]}"#,
+        #"{"v":1,"op":"list","state":"ready","after":0,"limit":100,"unknown":{"deep":[1,2.5e-3,{"x":[true,false,null]}],"s":"\u0000"}}"#,
+        #"{"v":1,"op":"mechanics","free":true,"skill":"master","customer":null,"car":null,"services":null}"#,
+        #"{"v":1,"op":"cancel","quoteId":3,"reason":"customer called"}"#,
+        #"{"v":1,"op":"events","since":0,"limit":1000}"#,
+        #"{"v":1,"op":"ping","v":2,"customer":{"name":"a","name":"b"}}"#,
+        #"{}"#,
+        "{\"v\":1,\"op\":\"ping\",\"id\":\"caf\u{e9}\"}",
+    ]
+
+    /// Broken frames and the code each gets.
+    static let broken: [(String, WireError.Code)] = [
+        ("", .invalidJSON), (" ", .invalidJSON), ("nope", .invalidJSON), ("{", .invalidJSON), ("}", .invalidJSON),
+        ("{\"v\":1", .invalidJSON), ("{\"v\" 1}", .invalidJSON), ("{v:1}", .invalidJSON), ("{'v':1}", .invalidJSON),
+        ("{\"v\":1}{}", .invalidJSON), ("{\"v\":1} x", .invalidJSON), ("{\"v\":01}", .invalidJSON),
+        ("{\"v\":-}", .invalidJSON), ("{\"v\":1.}", .invalidJSON), ("{\"v\":.5}", .invalidJSON),
+        ("{\"v\":+1}", .invalidJSON), ("{\"v\":tru}", .invalidJSON), ("{\"v\":nul}", .invalidJSON),
+        ("{\"op\":\"a\u{1}b\"}", .invalidJSON), ("{\"op\":\"\\x\"}", .invalidJSON),
+        ("{\"op\":\"\\u12G4\"}", .invalidJSON), ("{\"op\":\"\\ud83d\"}", .invalidJSON),
+        ("{\"a\":[,1]}", .invalidJSON), ("{\"a\":{\"b\":}}", .invalidJSON),
+        (String(repeating: "[", count: 2_000), .invalidJSON),
+        ("{\"a\":" + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", .invalidJSON),
+        // JSONDecoder lets these pass; they are not JSON.
+        ("{\"v\":1,}", .invalidJSON), ("{\"v\":1,\"op\":\"ping\",}", .invalidJSON), ("{\"a\":[1,]}", .invalidJSON),
+        // Valid JSON, wrong shape.
+        ("[1,2]", .invalidRequest), ("\"text\"", .invalidRequest), ("42", .invalidRequest), ("null", .invalidRequest),
+        ("{\"v\":\"1\"}", .invalidRequest), ("{\"v\":1.5}", .invalidRequest), ("{\"v\":true}", .invalidRequest),
+        ("{\"quoteId\":\"7\"}", .invalidRequest), ("{\"quoteId\":99999999999999999999}", .invalidRequest),
+        ("{\"services\":\"Oil Change\"}", .invalidRequest), ("{\"services\":[\"a\",null]}", .invalidRequest),
+        ("{\"services\":[\"a\",1]}", .invalidRequest), ("{\"customer\":\"John\"}", .invalidRequest),
+        ("{\"customer\":{\"name\":1}}", .invalidRequest), ("{\"car\":{\"year\":\"2012\"}}", .invalidRequest),
+        ("{\"book\":\"yes\"}", .invalidRequest), ("{\"id\":true}", .invalidRequest), ("{\"id\":{}}", .invalidRequest),
+        ("{\"id\":1.5}", .invalidRequest),
+    ]
+
+    /// `JSONDecoder`'s verdict on `frame`, and ours, checked against each other: the parser
+    /// never accepts a frame `JSONDecoder` refuses, reads the same request when both accept,
+    /// and refuses what `JSONDecoder` accepts only for a trailing comma.
+    func expectSafeAgainstFoundation(_ frame: [UInt8], _ label: String) {
+        let codec = WireCodec()
+        switch (codec.decodeRequest(frame), codec.decodeRequestWithFoundation(frame)) {
+        case (.success(let mine), .success(let theirs)):
+            #expect(mine == theirs, "\(label)")
+        case (.failure, .failure):
+            break
+        case (.success(let mine), .failure(let theirs)):
+            Issue.record("\(label): parsed to \(mine), which JSONDecoder refused: \(theirs.message)")
+        case (.failure(let mine), .success):
+            let compact = frame.filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+            let trailingComma = zip(compact, compact.dropFirst()).contains { $0 == 0x2C && ($1 == 0x7D || $1 == 0x5D) }
+            #expect(trailingComma && mine.code == .invalidJSON, "\(label): refused (\(mine.message))")
+        }
+    }
+
+    @Test("a valid frame reads to the same request as through JSONDecoder", arguments: valid)
+    func validFrames(frame: String) throws {
+        let codec = WireCodec()
+        let mine = try codec.decodeRequest(Array(frame.utf8)).get()
+        #expect(mine == (try codec.decodeRequestWithFoundation(Array(frame.utf8)).get()))
+    }
+
+    @Test("a broken frame is refused with its code", arguments: broken)
+    func brokenFrames(frame: String, code: WireError.Code) {
+        guard case .failure(let error) = WireCodec().decodeRequest(Array(frame.utf8)) else {
+            Issue.record("accepted \(frame.prefix(80))")
+            return
+        }
+        #expect(error.code == code)
+        if code == .invalidRequest, frame.hasPrefix("{") {
+            #expect(error.problems?.count == 1, "the wrong field is named")
+        }
+        expectSafeAgainstFoundation(Array(frame.utf8), String(frame.prefix(80)))
+    }
+
+    @Test("bytes that are not UTF-8 are not JSON")
+    func invalidUTF8() {
+        for bytes: [UInt8] in [
+            Array(#"{"op":""#.utf8) + [0xFF] + Array(#""}"#.utf8),
+            Array(#"{"op":""#.utf8) + [0xC3] + Array(#""}"#.utf8),
+            Array(#"{"op":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8),
+        ] {
+            guard case .failure(let error) = WireCodec().decodeRequest(bytes) else {
+                Issue.record("accepted \(bytes)")
+                continue
+            }
+            #expect(error.code == .invalidJSON)
+            expectSafeAgainstFoundation(bytes, "\(bytes)")
+        }
+    }
+
+    @Test("no one-byte corruption or truncation of a valid frame reads to what JSONDecoder would not")
+    func corruptedFrames() {
+        // Deterministic: each position of each frame, replaced by each of a few telling bytes.
+        let replacements: [UInt8] = [
+            0x00, 0x20, 0x22, 0x2C, 0x3A, 0x5B, 0x5D, 0x7B, 0x7D, 0x5C, 0x30, 0x2D, 0x6E, 0xC3,
+        ]
+        for frame in Self.valid.prefix(6) {
+            let bytes = Array(frame.utf8)
+            for position in bytes.indices {
+                for replacement in replacements where bytes[position] != replacement {
+                    var corrupted = bytes
+                    corrupted[position] = replacement
+                    expectSafeAgainstFoundation(corrupted, String(decoding: corrupted, as: UTF8.self))
+                }
+                expectSafeAgainstFoundation(Array(bytes[..<position]), "truncated at \(position)")
+            }
+        }
     }
 }

@@ -128,12 +128,18 @@ extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
 
-extension StringProtocol {
+extension String {
     /// The text without leading and trailing spaces, tabs and newlines.
+    ///
+    /// Works on UTF-8 bytes: the four trimmed characters are ASCII, and an ASCII byte never
+    /// occurs inside a multi-byte sequence. Text with nothing to trim is returned as is, without
+    /// copying (validation trims every field of every submission).
     func trimmingPrefixAndSuffixSpaces() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
-        else { return "" }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = bytes.lastIndex(where: { !isSpace($0) }) ?? first
+        if first == bytes.startIndex, bytes.index(after: last) == bytes.endIndex { return self }
         return String(self[first...last])
     }
 }

@@ -1,0 +1,617 @@
+import QuoteCore
+
+/// Reads a request frame straight into a ``WireRequest``: one pass over the bytes, strict
+/// JSON (RFC 8259), no intermediate tree and no `Decoder` machinery.
+///
+/// Foundation's `JSONDecoder` spent ~25 µs on a submission frame, a fifth of the daemon's
+/// CPU per submission; this reader does the same work in a few microseconds
+/// (`quoted-bench codec`, docs/benchmarks.md). It answers as the `Codable` path did: bytes
+/// that are not JSON are `invalid_json` (checked over the whole frame first, unknown keys
+/// included); then the first field of the wrong type is `invalid_request` naming its path;
+/// `null` stands for an absent optional field; unknown keys are ignored; of a key given twice
+/// the first value counts.
+/// `WireCodecTests` compares the two on valid and broken frames.
+struct RequestParser {
+    /// Why a frame was refused.
+    private enum Failure: Error {
+        /// Not JSON at all.
+        case syntax
+    }
+
+    /// Nesting deeper than this is refused as not JSON rather than risk the stack.
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    /// The first field of the wrong type; reported only if the whole frame is valid JSON.
+    private var fieldError: WireError?
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// Parses `frame` as a request.
+    static func parse(_ frame: [UInt8]) -> Result<WireRequest, WireError> {
+        frame.withUnsafeBufferPointer { buffer in
+            var parser = RequestParser(buffer)
+            do {
+                let request = try parser.request()
+                if let error = parser.fieldError { return .failure(error) }
+                return .success(request)
+            } catch {
+                return .failure(WireError(code: .invalidJSON, message: "the request is not valid JSON"))
+            }
+        }
+    }
+
+    // MARK: The request
+
+    private mutating func request() throws(Failure) -> WireRequest {
+        var request = WireRequest()
+        skipSpace()
+        guard peek() == UInt8(ascii: "{") else {
+            try skipValue(depth: 0)
+            try end()
+            fieldError = WireError(code: .invalidRequest, message: "the request must be a JSON object")
+            return request
+        }
+        try object(depth: 0) { parser, key throws(Failure) in
+            switch key {
+            case "v": if request.v == nil { request.v = try parser.int("v") } else { try parser.skipValue(depth: 1) }
+            case "op":
+                if request.op == nil { request.op = try parser.string("op") } else { try parser.skipValue(depth: 1) }
+            case "id":
+                if request.id == nil { request.id = try parser.requestID() } else { try parser.skipValue(depth: 1) }
+            case "customer":
+                if request.customer == nil {
+                    request.customer = try parser.customer()
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "car": if request.car == nil { request.car = try parser.car() } else { try parser.skipValue(depth: 1) }
+            case "services":
+                if request.services == nil {
+                    request.services = try parser.strings("services")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "mechanic":
+                if request.mechanic == nil {
+                    request.mechanic = try parser.string("mechanic")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "coupon":
+                if request.coupon == nil {
+                    request.coupon = try parser.string("coupon")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "idempotencyKey":
+                if request.idempotencyKey == nil {
+                    request.idempotencyKey = try parser.string("idempotencyKey")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "book":
+                if request.book == nil {
+                    request.book = try parser.bool("book")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "quoteId":
+                if request.quoteId == nil {
+                    request.quoteId = try parser.int64("quoteId")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "state":
+                if request.state == nil {
+                    request.state = try parser.string("state")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "after":
+                if request.after == nil {
+                    request.after = try parser.int64("after")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "limit":
+                if request.limit == nil {
+                    request.limit = try parser.int("limit")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "year":
+                if request.year == nil { request.year = try parser.int("year") } else { try parser.skipValue(depth: 1) }
+            case "trim":
+                if request.trim == nil {
+                    request.trim = try parser.string("trim")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "make":
+                if request.make == nil {
+                    request.make = try parser.string("make")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "model":
+                if request.model == nil {
+                    request.model = try parser.string("model")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "price":
+                if request.price == nil {
+                    request.price = try parser.string("price")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "priceCents":
+                if request.priceCents == nil {
+                    request.priceCents = try parser.int64("priceCents")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "reason":
+                if request.reason == nil {
+                    request.reason = try parser.string("reason")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "since":
+                if request.since == nil {
+                    request.since = try parser.int64("since")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "free":
+                if request.free == nil {
+                    request.free = try parser.bool("free")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            case "skill":
+                if request.skill == nil {
+                    request.skill = try parser.string("skill")
+                } else {
+                    try parser.skipValue(depth: 1)
+                }
+            default: try parser.skipValue(depth: 1)
+            }
+        }
+        try end()
+        return request
+    }
+
+    private mutating func customer() throws(Failure) -> Submission.CustomerInput? {
+        guard try objectOrNull("customer") else { return nil }
+        var customer = Submission.CustomerInput()
+        try object(depth: 1) { parser, key throws(Failure) in
+            switch key {
+            case "name":
+                if customer.name == nil {
+                    customer.name = try parser.string("customer.name")
+                } else {
+                    try parser.skipValue(depth: 2)
+                }
+            case "email":
+                if customer.email == nil {
+                    customer.email = try parser.string("customer.email")
+                } else {
+                    try parser.skipValue(depth: 2)
+                }
+            case "address":
+                if customer.address == nil {
+                    customer.address = try parser.string("customer.address")
+                } else {
+                    try parser.skipValue(depth: 2)
+                }
+            default: try parser.skipValue(depth: 2)
+            }
+        }
+        return customer
+    }
+
+    private mutating func car() throws(Failure) -> Submission.CarInput? {
+        guard try objectOrNull("car") else { return nil }
+        var car = Submission.CarInput()
+        try object(depth: 1) { parser, key throws(Failure) in
+            switch key {
+            case "make":
+                if car.make == nil { car.make = try parser.string("car.make") } else { try parser.skipValue(depth: 2) }
+            case "model":
+                if car.model == nil {
+                    car.model = try parser.string("car.model")
+                } else {
+                    try parser.skipValue(depth: 2)
+                }
+            case "year":
+                if car.year == nil { car.year = try parser.int("car.year") } else { try parser.skipValue(depth: 2) }
+            case "trim":
+                if car.trim == nil { car.trim = try parser.string("car.trim") } else { try parser.skipValue(depth: 2) }
+            default: try parser.skipValue(depth: 2)
+            }
+        }
+        return car
+    }
+
+    private mutating func requestID() throws(Failure) -> RequestID? {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "\""): return .string(try stringLiteral())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let number = try integer() { return .number(number) }
+            mismatch("id", "a string")
+            return nil
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default:
+            try skipValue(depth: 1)
+            mismatch("id", "a string")
+            return nil
+        }
+    }
+
+    // MARK: Typed fields
+
+    /// A string, `nil` for `null`; anything else is recorded as the wrong type.
+    private mutating func string(_ field: @autoclosure () -> String) throws(Failure) -> String? {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "\""): return try stringLiteral()
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default:
+            try skipValue(depth: 1)
+            mismatch(field(), "a string")
+            return nil
+        }
+    }
+
+    private mutating func bool(_ field: String) throws(Failure) -> Bool? {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return true
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return false
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default:
+            try skipValue(depth: 1)
+            mismatch(field, "true or false")
+            return nil
+        }
+    }
+
+    private mutating func int64(_ field: String) throws(Failure) -> Int64? {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let value = try integer() { return value }
+            mismatch(field, "an integer")
+            return nil
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default:
+            try skipValue(depth: 1)
+            mismatch(field, "an integer")
+            return nil
+        }
+    }
+
+    private mutating func int(_ field: String) throws(Failure) -> Int? {
+        try int64(field).map { Int($0) }
+    }
+
+    private mutating func strings(_ field: String) throws(Failure) -> [String]? {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "["):
+            index += 1
+            var values: [String] = []
+            skipSpace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                return values
+            }
+            while true {
+                skipSpace()
+                switch peek() {
+                case UInt8(ascii: "\""): values.append(try stringLiteral())
+                case UInt8(ascii: "n"):
+                    try literal("null")
+                    if fieldError == nil {
+                        fieldError = WireError(
+                            code: .invalidRequest, message: "\(field)[\(values.count)] is null",
+                            problems: [.init(field: "\(field)[\(values.count)]", message: "must be a string, not null")]
+                        )
+                    }
+                default:
+                    try skipValue(depth: 2)
+                    mismatch("\(field)[\(values.count)]", "a string")
+                }
+                skipSpace()
+                switch next() {
+                case UInt8(ascii: ","): continue
+                case UInt8(ascii: "]"): return values
+                default: throw .syntax
+                }
+            }
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default:
+            try skipValue(depth: 1)
+            mismatch(field, "an array")
+            return nil
+        }
+    }
+
+    /// Whether an object follows (not consumed); `false` after consuming `null`, or a value
+    /// of another type (recorded).
+    private mutating func objectOrNull(_ field: String) throws(Failure) -> Bool {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "{"): return true
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return false
+        default:
+            try skipValue(depth: 1)
+            mismatch(field, "an object")
+            return false
+        }
+    }
+
+    private mutating func mismatch(_ field: String, _ expected: String) {
+        guard fieldError == nil else { return }
+        fieldError = WireError(
+            code: .invalidRequest, message: "\(field) has the wrong type",
+            problems: [.init(field: field, message: "must be \(expected)")])
+    }
+
+    // MARK: JSON
+
+    /// Reads an object, calling `member` with each key once the cursor is on its value.
+    private mutating func object(
+        depth: Int, _ member: (inout RequestParser, String) throws(Failure) -> Void
+    ) throws(Failure) {
+        guard depth < Self.maximumDepth else { throw .syntax }
+        skipSpace()
+        guard next() == UInt8(ascii: "{") else { throw .syntax }
+        skipSpace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { throw .syntax }
+            let key = try stringLiteral()
+            skipSpace()
+            guard next() == UInt8(ascii: ":") else { throw .syntax }
+            try member(&self, key)
+            skipSpace()
+            switch next() {
+            case UInt8(ascii: ","): continue
+            case UInt8(ascii: "}"): return
+            default: throw .syntax
+            }
+        }
+    }
+
+    /// Checks any value's syntax and steps over it.
+    private mutating func skipValue(depth: Int) throws(Failure) {
+        guard depth < Self.maximumDepth else { throw .syntax }
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "{"):
+            try object(depth: depth) { parser, _ throws(Failure) in try parser.skipValue(depth: depth + 1) }
+        case UInt8(ascii: "["):
+            index += 1
+            skipSpace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                return
+            }
+            while true {
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                switch next() {
+                case UInt8(ascii: ","): continue
+                case UInt8(ascii: "]"): return
+                default: throw .syntax
+                }
+            }
+        case UInt8(ascii: "\""): _ = try stringLiteral()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
+        default: throw .syntax
+        }
+    }
+
+    /// Only whitespace may follow the request.
+    private mutating func end() throws(Failure) {
+        skipSpace()
+        guard index == bytes.count else { throw .syntax }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw .syntax }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { throw .syntax }
+        index += count
+    }
+
+    /// A number's syntax, stepped over; whether it was a plain integer (no fraction or
+    /// exponent) and where its digits are.
+    private mutating func number() throws(Failure) -> (isInteger: Bool, range: Range<Int>) {
+        let start = index
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        let first = peek()
+        guard isDigit(first) else { throw .syntax }
+        index += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard isDigit(peek()) else { throw .syntax }
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            guard isDigit(peek()) else { throw .syntax }
+            skipDigits()
+        }
+        return (isInteger, start..<index)
+    }
+
+    /// A number as an `Int64`; `nil` (consumed) if it has a fraction or exponent or does not fit.
+    private mutating func integer() throws(Failure) -> Int64? {
+        let (isInteger, range) = try number()
+        guard isInteger else { return nil }
+        var position = range.lowerBound
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var value: Int64 = 0
+        while position < range.upperBound {
+            let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) =
+                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflow1, !overflow2 else { return nil }
+            value = added
+            position += 1
+        }
+        return value
+    }
+
+    /// A string literal, cursor on its opening quote; escapes decoded, UTF-8 validated.
+    private mutating func stringLiteral() throws(Failure) -> String {
+        index += 1
+        let start = index
+        var ascii = true
+        // Fast path: no escapes, no control characters.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try Self.string(UnsafeBufferPointer(rebasing: bytes[start..<index]), ascii: ascii)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw .syntax }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        guard index < bytes.count else { throw .syntax }
+        var decoded = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return try decoded.withUnsafeBufferPointer { buffer throws(Failure) in
+                    try Self.string(buffer, ascii: false)
+                }
+            case UInt8(ascii: "\\"):
+                let escape = next()
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
+                case UInt8(ascii: "b"): decoded.append(0x08)
+                case UInt8(ascii: "f"): decoded.append(0x0C)
+                case UInt8(ascii: "n"): decoded.append(0x0A)
+                case UInt8(ascii: "r"): decoded.append(0x0D)
+                case UInt8(ascii: "t"): decoded.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = UInt32(try hex4())
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard next() == UInt8(ascii: "\\"), next() == UInt8(ascii: "u") else { throw .syntax }
+                        let low = UInt32(try hex4())
+                        guard (0xDC00..<0xE000).contains(low) else { throw .syntax }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw .syntax }
+                    decoded.append(contentsOf: UTF8.encode(unicode)!)
+                default: throw .syntax
+                }
+            default:
+                guard byte >= 0x20 else { throw .syntax }
+                decoded.append(byte)
+            }
+        }
+        throw .syntax
+    }
+
+    /// The text of UTF-8 `bytes`, refused if they are not valid UTF-8. `String(decoding:)`
+    /// is the fast constructor but repairs bad bytes, so anything not plain ASCII is compared
+    /// back (`String(validating:)` cost ~1,000 instructions a string).
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) throws(Failure) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard ascii || text.utf8.elementsEqual(bytes) else { throw .syntax }
+        return text
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt16 {
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = next()
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw .syntax
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    // MARK: Bytes
+
+    /// The byte at the cursor; 0 at the end (NUL is never valid outside a string, and strings
+    /// are read from the buffer itself).
+    private func peek() -> UInt8 {
+        index < bytes.count ? bytes[index] : 0
+    }
+
+    /// The byte at the cursor, stepping over it; 0 at the end, staying there.
+    private mutating func next() -> UInt8 {
+        guard index < bytes.count else { return 0 }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func skipDigits() {
+        while isDigit(peek()) { index += 1 }
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
