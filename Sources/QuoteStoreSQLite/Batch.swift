@@ -80,7 +80,7 @@ final class Batch {
     private func submit(_ submission: Submission, key: String?, book: Bool) throws -> CommandOutcome {
         if let key {
             let statement = try db.cachedStatement(sql: "SELECT data FROM quotes WHERE idempotency_key = ?")
-            if let data = try Data.fetchOne(statement, arguments: [key]) {
+            if let data = try statement.fetchData(binding: { $0.bind(key) }) {
                 return CommandOutcome(quote: try QuoteCodec.decodeQuote(data), events: [], replayed: true)
             }
         }
@@ -147,7 +147,11 @@ final class Batch {
                 UPDATE mechanics SET quote_id = ?, free_since = NULL
                 WHERE id = ? AND quote_id IS NULL AND active = 1 AND skill >= ?
                 """)
-        try statement.execute(arguments: [quote.rawValue, mechanic.rawValue, minimumSkill.rawValue])
+        try statement.execute {
+            $0.bind(quote.rawValue)
+            $0.bind(mechanic.rawValue)
+            $0.bind(Int64(minimumSkill.rawValue))
+        }
         return db.changesCount == 1
     }
 
@@ -175,7 +179,11 @@ final class Batch {
     private func release(_ mechanic: Mechanic, from quote: QuoteID) throws -> StoredEvent {
         let statement = try db.cachedStatement(
             sql: "UPDATE mechanics SET quote_id = NULL, free_since = ? WHERE id = ? AND quote_id = ?")
-        try statement.execute(arguments: [nowMilliseconds, mechanic.id.rawValue, quote.rawValue])
+        try statement.execute {
+            $0.bind(nowMilliseconds)
+            $0.bind(mechanic.id.rawValue)
+            $0.bind(quote.rawValue)
+        }
         guard db.changesCount == 1 else {
             throw DatabaseError(
                 resultCode: .SQLITE_CONSTRAINT,
@@ -211,7 +219,7 @@ final class Batch {
 
     private func load(_ id: QuoteID) throws -> Quote {
         let statement = try db.cachedStatement(sql: "SELECT data FROM quotes WHERE id = ?")
-        guard let data = try Data.fetchOne(statement, arguments: [id.rawValue]) else {
+        guard let data = try statement.fetchData(binding: { $0.bind(id.rawValue) }) else {
             throw QuoteError(.unknownQuote, "no quote \(id)")
         }
         return try QuoteCodec.decodeQuote(data)
@@ -241,10 +249,16 @@ final class Batch {
                     updated_at, data)
                 VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)
                 """)
-        try statement.execute(arguments: [
-            quote.id.rawValue, quote.status.rawValue, key, quote.price?.cents, catalog.currency.code, nowMilliseconds,
-            nowMilliseconds, data,
-        ])
+        try statement.execute {
+            $0.bind(quote.id.rawValue)
+            $0.bind(quote.status.rawValue)
+            $0.bind(key)
+            $0.bind(quote.price?.cents)
+            $0.bind(catalog.currency.code)
+            $0.bind(nowMilliseconds)
+            $0.bind(nowMilliseconds)
+            $0.bind(data)
+        }
     }
 
     /// Writes the quote's new state and appends its event and history step.
@@ -252,10 +266,14 @@ final class Batch {
         let data = QuoteCodec.encode(quote)
         let statement = try db.cachedStatement(
             sql: "UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ? WHERE id = ?")
-        try statement.execute(arguments: [
-            quote.status.rawValue, quote.mechanic?.id.rawValue, quote.price?.cents, nowMilliseconds, data,
-            quote.id.rawValue,
-        ])
+        try statement.execute {
+            $0.bind(quote.status.rawValue)
+            $0.bind(quote.mechanic?.id.rawValue)
+            $0.bind(quote.price?.cents)
+            $0.bind(nowMilliseconds)
+            $0.bind(data)
+            $0.bind(quote.id.rawValue)
+        }
         return try appendQuoteEvent(quote, from: from, data: data)
     }
 
@@ -271,11 +289,19 @@ final class Batch {
                 VALUES (?, ?, ?, NULL, NULL, ?, ?), (?, ?, ?, NULL, ?, ?, ?)
                 """)
         let id = submitted.id.rawValue
-        try events.execute(arguments: [
-            nowMilliseconds, "quote.submitted", id, QuoteStatus.submitted.rawValue, submittedData,
-            nowMilliseconds, "quote.\(priced.status.rawValue)", id, QuoteStatus.submitted.rawValue,
-            priced.status.rawValue, pricedData,
-        ])
+        try events.execute {
+            $0.bind(nowMilliseconds)
+            $0.bind("quote.submitted")
+            $0.bind(id)
+            $0.bind(QuoteStatus.submitted.rawValue)
+            $0.bind(submittedData)
+            $0.bind(nowMilliseconds)
+            $0.bind("quote.\(priced.status.rawValue)")
+            $0.bind(id)
+            $0.bind(QuoteStatus.submitted.rawValue)
+            $0.bind(priced.status.rawValue)
+            $0.bind(pricedData)
+        }
         let pricedSeq = db.lastInsertedRowID
         let submittedSeq = pricedSeq - 1
         let history = try db.cachedStatement(
@@ -283,10 +309,17 @@ final class Batch {
                 INSERT INTO quote_history (quote_id, seq, from_state, to_state, at)
                 VALUES (?, ?, NULL, ?, ?), (?, ?, ?, ?, ?)
                 """)
-        try history.execute(arguments: [
-            id, submittedSeq, QuoteStatus.submitted.rawValue, nowMilliseconds,
-            id, pricedSeq, QuoteStatus.submitted.rawValue, priced.status.rawValue, nowMilliseconds,
-        ])
+        try history.execute {
+            $0.bind(id)
+            $0.bind(submittedSeq)
+            $0.bind(QuoteStatus.submitted.rawValue)
+            $0.bind(nowMilliseconds)
+            $0.bind(id)
+            $0.bind(pricedSeq)
+            $0.bind(QuoteStatus.submitted.rawValue)
+            $0.bind(priced.status.rawValue)
+            $0.bind(nowMilliseconds)
+        }
         let at = SQLiteQuoteStore.date(nowMilliseconds)
         return [
             StoredEvent(seq: submittedSeq, at: at, kind: .quote(from: nil, quote: submitted)),
@@ -300,9 +333,13 @@ final class Batch {
             to: quote.status, data: data, kind: .quote(from: from, quote: quote))
         let statement = try db.cachedStatement(
             sql: "INSERT INTO quote_history (quote_id, seq, from_state, to_state, at) VALUES (?, ?, ?, ?, ?)")
-        try statement.execute(arguments: [
-            quote.id.rawValue, event.seq, from?.rawValue, quote.status.rawValue, nowMilliseconds,
-        ])
+        try statement.execute {
+            $0.bind(quote.id.rawValue)
+            $0.bind(event.seq)
+            $0.bind(from?.rawValue)
+            $0.bind(quote.status.rawValue)
+            $0.bind(nowMilliseconds)
+        }
         return event
     }
 
@@ -315,9 +352,15 @@ final class Batch {
                 INSERT INTO events (at, type, quote_id, mechanic_id, from_state, to_state, data)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
-        try statement.execute(arguments: [
-            nowMilliseconds, type, quote.rawValue, mechanic?.rawValue, from?.rawValue, to?.rawValue, data,
-        ])
+        try statement.execute {
+            $0.bind(nowMilliseconds)
+            $0.bind(type)
+            $0.bind(quote.rawValue)
+            $0.bind(mechanic?.rawValue)
+            $0.bind(from?.rawValue)
+            $0.bind(to?.rawValue)
+            $0.bind(data)
+        }
         return StoredEvent(seq: db.lastInsertedRowID, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind)
     }
 }
