@@ -19,6 +19,8 @@ import Foundation
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
 /// - `synchronous` / `QUOTED_SYNCHRONOUS`: `full` (durable on commit) or `normal`; default full.
+/// - `checkpointIntervalMs` / `QUOTED_CHECKPOINT_INTERVAL_MS`: how often a background connection checkpoints the
+///   write-ahead log, 0 to 60,000 ms; default 200. 0 leaves checkpoints to the committing writer (slower tail).
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
     public var events: String
@@ -31,6 +33,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var maxBatch: Int
     public var highWaterMark: Int
     public var synchronousFull: Bool
+    public var checkpointIntervalMilliseconds: Int
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -56,6 +59,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             throw ConfigurationError(key: "synchronous", reason: "\"\(synchronous)\" is not full or normal")
         }
         synchronousFull = synchronous == "full"
+        checkpointIntervalMilliseconds = try Self.integer(
+            reader, "checkpointIntervalMs", default: 200, range: 0...60_000)
     }
 
     /// The SQLite file inside the state directory.

@@ -21,6 +21,12 @@ public final class SQLiteQuoteStore: QuoteStore {
         public var busyTimeout: Duration = .seconds(5)
         /// What the event log keeps.
         public var retention: EventRetention = .init()
+        /// WAL pages after which the committing writer checkpoints by itself (SQLite's
+        /// `wal_autocheckpoint`, default 1,000, about 4 MiB). A checkpoint copies pages back
+        /// into the database file and fsyncs it, stalling that commit for milliseconds; with a
+        /// ``CheckpointService`` keeping the WAL short in the background, raise this so the
+        /// writer only checkpoints if the service falls behind.
+        public var writerCheckpointPages: Int = 1_000
 
         /// The defaults: durable commits, 5 s busy timeout, default retention.
         public init() {}
@@ -42,8 +48,10 @@ public final class SQLiteQuoteStore: QuoteStore {
         config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.components.seconds))
         config.label = "quoted.store"
         let synchronous = configuration.synchronousFull ? "FULL" : "NORMAL"
+        let checkpointPages = max(0, configuration.writerCheckpointPages)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)

@@ -26,9 +26,15 @@ struct Serve: AsyncParsableCommand {
             await Startup.reload(
                 options: options, current: daemon.configuration, store: daemon.store, level: level, logger: logger)
         }
+        var services: [any ServiceLifecycle.Service] = [server, reload]
+        if daemon.configuration.checkpointIntervalMilliseconds > 0 {
+            services.append(
+                CheckpointService(
+                    path: daemon.configuration.databasePath,
+                    interval: .milliseconds(daemon.configuration.checkpointIntervalMilliseconds), logger: logger))
+        }
         let group = ServiceGroup(
-            configuration: .init(
-                services: [server, reload], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.notice("quoted stopped")
     }
@@ -83,6 +89,10 @@ struct Startup {
         }
         var storeConfiguration = SQLiteQuoteStore.Configuration()
         storeConfiguration.synchronousFull = configuration.synchronousFull
+        if configuration.checkpointIntervalMilliseconds > 0 {
+            // CheckpointService keeps the log short; the writer steps in only past ~80 MiB.
+            storeConfiguration.writerCheckpointPages = 20_000
+        }
         storeConfiguration.retention = EventRetention(
             minimumAge: .seconds(configuration.retentionHours * 3_600), minimumCount: configuration.retentionEvents)
         let store: SQLiteQuoteStore

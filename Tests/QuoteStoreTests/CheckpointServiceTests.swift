@@ -1,0 +1,51 @@
+import Foundation
+import QuoteCore
+import QuoteStore
+import QuoteStoreSQLite
+import ServiceLifecycle
+import Testing
+
+@Suite("Background checkpoints")
+struct CheckpointServiceTests {
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    @Test(
+        "the checkpoint service copies the log into the database file that the writer leaves alone",
+        .timeLimit(.minutes(1)))
+    func copiesTheLog() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.writerCheckpointPages = 0
+        let store = try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
+        let before = Self.size(directory.database)
+        for batch in 0..<5 {
+            let results = try store.apply(
+                (0..<200).map {
+                    .submit(StoreFixtures.submission(name: "Customer \(batch)-\($0)"), idempotencyKey: nil, book: false)
+                })
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+        }
+        #expect(Self.size(directory.database) == before, "the writer checkpointed by itself")
+        #expect(Self.size(directory.database + "-wal") > 0)
+
+        let service = CheckpointService(
+            path: directory.database, interval: .milliseconds(10), logger: StoreFixtures.logger)
+        let group = ServiceGroup(configuration: .init(services: [service], logger: StoreFixtures.logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // The condition: the log's pages have reached the database file.
+            while Self.size(directory.database) == before {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(Self.size(directory.database) > before)
+        #expect(try store.counts()[.ready] == 1_000)
+        let reopened = try StoreFixtures.open(directory.database)
+        #expect(try reopened.counts()[.ready] == 1_000)
+    }
+}
