@@ -39,12 +39,14 @@ struct JSONWriter {
         separator()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        // Two appends, not an array literal: that allocated an array per key.
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         needsComma[needsComma.count - 1] = false
     }
 
     /// Writes a dynamic key, escaped.
-    mutating func key(_ name: String) {
+    mutating func key(dynamic name: String) {
         string(name)
         bytes.append(UInt8(ascii: ":"))
         needsComma[needsComma.count - 1] = false
@@ -427,7 +429,7 @@ extension JSONWriter {
             key("counts")
             beginObject()
             for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
-                key(name)
+                key(dynamic: name)
                 int(Int64(count))
             }
             endObject()

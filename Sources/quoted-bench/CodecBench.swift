@@ -57,5 +57,19 @@ struct CodecBench: ParsableCommand {
             String(
                 format: "decode submit request (WireCodec, %d bytes): %.0f/s", frame.count,
                 Double(count) / decode.seconds))
+        // The other half of the hot path: a reply carrying a completed quote, as the daemon
+        // writes it for `complete` (the event body carries the same quote).
+        guard let joe = Catalog.standard.mechanic(named: "Joe Murphy") else { throw ValidationError("no Joe Murphy") }
+        let completed = try quote.booked(with: joe, at: Date()).completed(at: Date())
+        var reply = WireReply.success(.string("bench-1"))
+        reply.quote = WireQuote(completed)
+        var replyBytes = 0
+        let encodeReply = clock.measure {
+            for _ in 0..<count { replyBytes = codec.encode(reply).count }
+        }
+        print(
+            String(
+                format: "encode complete reply (WireCodec, %d bytes): %.0f/s", replyBytes,
+                Double(count) / encodeReply.seconds))
     }
 }
