@@ -57,128 +57,31 @@ struct RequestParser {
         }
         try object(depth: 0) { parser, key throws(Failure) in
             switch key {
-            case "v": if request.v == nil { request.v = try parser.int("v") } else { try parser.skipValue(depth: 1) }
-            case "op":
-                if request.op == nil { request.op = try parser.string("op") } else { try parser.skipValue(depth: 1) }
-            case "id":
-                if request.id == nil { request.id = try parser.requestID() } else { try parser.skipValue(depth: 1) }
-            case "customer":
-                if request.customer == nil {
-                    request.customer = try parser.customer()
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "car": if request.car == nil { request.car = try parser.car() } else { try parser.skipValue(depth: 1) }
-            case "services":
-                if request.services == nil {
-                    request.services = try parser.strings("services")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "mechanic":
-                if request.mechanic == nil {
-                    request.mechanic = try parser.string("mechanic")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "coupon":
-                if request.coupon == nil {
-                    request.coupon = try parser.string("coupon")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
+            case "v": try parser.first(&request.v, depth: 1) { try $0.int("v") }
+            case "op": try parser.first(&request.op, depth: 1) { try $0.string("op") }
+            case "id": try parser.first(&request.id, depth: 1) { try $0.requestID() }
+            case "customer": try parser.first(&request.customer, depth: 1) { try $0.customer() }
+            case "car": try parser.first(&request.car, depth: 1) { try $0.car() }
+            case "services": try parser.first(&request.services, depth: 1) { try $0.strings("services") }
+            case "mechanic": try parser.first(&request.mechanic, depth: 1) { try $0.string("mechanic") }
+            case "coupon": try parser.first(&request.coupon, depth: 1) { try $0.string("coupon") }
             case "idempotencyKey":
-                if request.idempotencyKey == nil {
-                    request.idempotencyKey = try parser.string("idempotencyKey")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "book":
-                if request.book == nil {
-                    request.book = try parser.bool("book")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "quoteId":
-                if request.quoteId == nil {
-                    request.quoteId = try parser.int64("quoteId")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "state":
-                if request.state == nil {
-                    request.state = try parser.string("state")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "after":
-                if request.after == nil {
-                    request.after = try parser.int64("after")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "limit":
-                if request.limit == nil {
-                    request.limit = try parser.int("limit")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "year":
-                if request.year == nil { request.year = try parser.int("year") } else { try parser.skipValue(depth: 1) }
-            case "trim":
-                if request.trim == nil {
-                    request.trim = try parser.string("trim")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "make":
-                if request.make == nil {
-                    request.make = try parser.string("make")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "model":
-                if request.model == nil {
-                    request.model = try parser.string("model")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "price":
-                if request.price == nil {
-                    request.price = try parser.string("price")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "priceCents":
-                if request.priceCents == nil {
-                    request.priceCents = try parser.int64("priceCents")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "reason":
-                if request.reason == nil {
-                    request.reason = try parser.string("reason")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "since":
-                if request.since == nil {
-                    request.since = try parser.int64("since")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "free":
-                if request.free == nil {
-                    request.free = try parser.bool("free")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
-            case "skill":
-                if request.skill == nil {
-                    request.skill = try parser.string("skill")
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
+                try parser.first(&request.idempotencyKey, depth: 1) { try $0.string("idempotencyKey") }
+            case "book": try parser.first(&request.book, depth: 1) { try $0.bool("book") }
+            case "quoteId": try parser.first(&request.quoteId, depth: 1) { try $0.int64("quoteId") }
+            case "state": try parser.first(&request.state, depth: 1) { try $0.string("state") }
+            case "after": try parser.first(&request.after, depth: 1) { try $0.int64("after") }
+            case "limit": try parser.first(&request.limit, depth: 1) { try $0.int("limit") }
+            case "year": try parser.first(&request.year, depth: 1) { try $0.int("year") }
+            case "trim": try parser.first(&request.trim, depth: 1) { try $0.string("trim") }
+            case "make": try parser.first(&request.make, depth: 1) { try $0.string("make") }
+            case "model": try parser.first(&request.model, depth: 1) { try $0.string("model") }
+            case "price": try parser.first(&request.price, depth: 1) { try $0.string("price") }
+            case "priceCents": try parser.first(&request.priceCents, depth: 1) { try $0.int64("priceCents") }
+            case "reason": try parser.first(&request.reason, depth: 1) { try $0.string("reason") }
+            case "since": try parser.first(&request.since, depth: 1) { try $0.int64("since") }
+            case "free": try parser.first(&request.free, depth: 1) { try $0.bool("free") }
+            case "skill": try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
             default: try parser.skipValue(depth: 1)
             }
         }
@@ -191,24 +94,9 @@ struct RequestParser {
         var customer = Submission.CustomerInput()
         try object(depth: 1) { parser, key throws(Failure) in
             switch key {
-            case "name":
-                if customer.name == nil {
-                    customer.name = try parser.string("customer.name")
-                } else {
-                    try parser.skipValue(depth: 2)
-                }
-            case "email":
-                if customer.email == nil {
-                    customer.email = try parser.string("customer.email")
-                } else {
-                    try parser.skipValue(depth: 2)
-                }
-            case "address":
-                if customer.address == nil {
-                    customer.address = try parser.string("customer.address")
-                } else {
-                    try parser.skipValue(depth: 2)
-                }
+            case "name": try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
+            case "email": try parser.first(&customer.email, depth: 2) { try $0.string("customer.email") }
+            case "address": try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
             default: try parser.skipValue(depth: 2)
             }
         }
@@ -220,22 +108,30 @@ struct RequestParser {
         var car = Submission.CarInput()
         try object(depth: 1) { parser, key throws(Failure) in
             switch key {
-            case "make":
-                if car.make == nil { car.make = try parser.string("car.make") } else { try parser.skipValue(depth: 2) }
-            case "model":
-                if car.model == nil {
-                    car.model = try parser.string("car.model")
-                } else {
-                    try parser.skipValue(depth: 2)
-                }
-            case "year":
-                if car.year == nil { car.year = try parser.int("car.year") } else { try parser.skipValue(depth: 2) }
-            case "trim":
-                if car.trim == nil { car.trim = try parser.string("car.trim") } else { try parser.skipValue(depth: 2) }
+            case "make": try parser.first(&car.make, depth: 2) { try $0.string("car.make") }
+            case "model": try parser.first(&car.model, depth: 2) { try $0.string("car.model") }
+            case "year": try parser.first(&car.year, depth: 2) { try $0.int("car.year") }
+            case "trim": try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
             default: try parser.skipValue(depth: 2)
             }
         }
         return car
+    }
+
+    /// Reads a key's value into `slot`, unless an earlier copy of the key already set it: the
+    /// first counts, as with `JSONDecoder`; a repeat is only checked for syntax. (`read`
+    /// throws untyped so call sites can stay one-line closures; only `Failure` comes out.)
+    private mutating func first<T>(
+        _ slot: inout T?, depth: Int, _ read: (inout RequestParser) throws -> T?
+    ) throws(Failure) {
+        guard slot == nil else { return try skipValue(depth: depth) }
+        do {
+            slot = try read(&self)
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw .syntax
+        }
     }
 
     private mutating func requestID() throws(Failure) -> RequestID? {
@@ -258,54 +154,46 @@ struct RequestParser {
 
     // MARK: Typed fields
 
-    /// A string, `nil` for `null`; anything else is recorded as the wrong type.
-    private mutating func string(_ field: @autoclosure () -> String) throws(Failure) -> String? {
+    /// A field's value: `nil` for `null`; read by `read` when the next byte can start one
+    /// (`read` returns `nil` for a value of the right kind that still does not fit, such as
+    /// 1.5 for an integer); anything else is stepped over and recorded as the wrong type.
+    private mutating func typed<T>(
+        _ field: @autoclosure () -> String, _ expected: String, startingWith starts: StaticString,
+        _ read: (inout RequestParser) throws(Failure) -> T?
+    ) throws(Failure) -> T? {
         skipSpace()
-        switch peek() {
-        case UInt8(ascii: "\""): return try stringLiteral()
-        case UInt8(ascii: "n"):
+        let first = peek()
+        if first == UInt8(ascii: "n") {
             try literal("null")
             return nil
-        default:
+        }
+        if starts.withUTF8Buffer({ $0.contains(first) }) {
+            if let value = try read(&self) { return value }
+        } else {
             try skipValue(depth: 1)
-            mismatch(field(), "a string")
-            return nil
+        }
+        mismatch(field(), expected)
+        return nil
+    }
+
+    private mutating func string(_ field: @autoclosure () -> String) throws(Failure) -> String? {
+        try typed(field(), "a string", startingWith: "\"") { parser throws(Failure) in
+            try parser.stringLiteral()
         }
     }
 
     private mutating func bool(_ field: String) throws(Failure) -> Bool? {
-        skipSpace()
-        switch peek() {
-        case UInt8(ascii: "t"):
-            try literal("true")
-            return true
-        case UInt8(ascii: "f"):
-            try literal("false")
-            return false
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return nil
-        default:
-            try skipValue(depth: 1)
-            mismatch(field, "true or false")
-            return nil
+        try typed(field, "true or false", startingWith: "tf") {
+            parser throws(Failure) in
+            let value = parser.peek() == UInt8(ascii: "t")
+            try parser.literal(value ? "true" : "false")
+            return value
         }
     }
 
     private mutating func int64(_ field: String) throws(Failure) -> Int64? {
-        skipSpace()
-        switch peek() {
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            if let value = try integer() { return value }
-            mismatch(field, "an integer")
-            return nil
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return nil
-        default:
-            try skipValue(depth: 1)
-            mismatch(field, "an integer")
-            return nil
+        try typed(field, "an integer", startingWith: "-0123456789") {
+            parser throws(Failure) in try parser.integer()
         }
     }
 
@@ -313,47 +201,42 @@ struct RequestParser {
         try int64(field).map { Int($0) }
     }
 
+    /// An array of strings; a `null` or other value in it is recorded against its index.
     private mutating func strings(_ field: String) throws(Failure) -> [String]? {
+        try typed(field, "an array", startingWith: "[") { parser throws(Failure) in
+            try parser.stringArray(field)
+        }
+    }
+
+    private mutating func stringArray(_ field: String) throws(Failure) -> [String] {
+        index += 1
+        var values: [String] = []
         skipSpace()
-        switch peek() {
-        case UInt8(ascii: "["):
+        if peek() == UInt8(ascii: "]") {
             index += 1
-            var values: [String] = []
+            return values
+        }
+        while true {
             skipSpace()
-            if peek() == UInt8(ascii: "]") {
-                index += 1
-                return values
-            }
-            while true {
-                skipSpace()
-                switch peek() {
-                case UInt8(ascii: "\""): values.append(try stringLiteral())
-                case UInt8(ascii: "n"):
-                    try literal("null")
-                    if fieldError == nil {
-                        fieldError = WireError(
-                            code: .invalidRequest, message: "\(field)[\(values.count)] is null",
-                            problems: [.init(field: "\(field)[\(values.count)]", message: "must be a string, not null")]
-                        )
-                    }
-                default:
-                    try skipValue(depth: 2)
-                    mismatch("\(field)[\(values.count)]", "a string")
+            switch peek() {
+            case UInt8(ascii: "\""): values.append(try stringLiteral())
+            case UInt8(ascii: "n"):
+                try literal("null")
+                if fieldError == nil {
+                    fieldError = WireError(
+                        code: .invalidRequest, message: "\(field)[\(values.count)] is null",
+                        problems: [.init(field: "\(field)[\(values.count)]", message: "must be a string, not null")])
                 }
-                skipSpace()
-                switch next() {
-                case UInt8(ascii: ","): continue
-                case UInt8(ascii: "]"): return values
-                default: throw .syntax
-                }
+            default:
+                try skipValue(depth: 2)
+                mismatch("\(field)[\(values.count)]", "a string")
             }
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return nil
-        default:
-            try skipValue(depth: 1)
-            mismatch(field, "an array")
-            return nil
+            skipSpace()
+            switch next() {
+            case UInt8(ascii: ","): continue
+            case UInt8(ascii: "]"): return values
+            default: throw .syntax
+            }
         }
     }
 
@@ -462,20 +345,20 @@ struct RequestParser {
         var isInteger = true
         if peek() == UInt8(ascii: "-") { index += 1 }
         let first = peek()
-        guard isDigit(first) else { throw .syntax }
+        guard Self.isDigit(first) else { throw .syntax }
         index += 1
         if first != UInt8(ascii: "0") { skipDigits() }
         if peek() == UInt8(ascii: ".") {
             isInteger = false
             index += 1
-            guard isDigit(peek()) else { throw .syntax }
+            guard Self.isDigit(peek()) else { throw .syntax }
             skipDigits()
         }
         if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
             isInteger = false
             index += 1
             if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
-            guard isDigit(peek()) else { throw .syntax }
+            guard Self.isDigit(peek()) else { throw .syntax }
             skipDigits()
         }
         return (isInteger, start..<index)
@@ -608,10 +491,10 @@ struct RequestParser {
     }
 
     private mutating func skipDigits() {
-        while isDigit(peek()) { index += 1 }
+        while Self.isDigit(peek()) { index += 1 }
     }
 
-    private func isDigit(_ byte: UInt8) -> Bool {
+    private static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 }
