@@ -64,6 +64,10 @@ struct Bench {
     /// Starts a daemon for `point`, fills its store, runs the workload and prints the row.
     @discardableResult
     mutating func measure(_ point: Point, label: String) throws -> (LoadResult, Latency) {
+        // Start every point from a quiet disk: write back what earlier points left dirty, or it
+        // lands in this point's fsyncs (the low-rate open-loop rows after the subscriber series
+        // showed p99 of 30-200 ms that isolated runs never did).
+        sync()
         let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics)
         defer { daemon.remove() }
         if point.preload > 0 {
