@@ -180,7 +180,9 @@ let package = Package(
             dependencies: [
                 "QuoteCore",
                 "QuoteDaemon",
+                "QuoteStore",
                 "QuoteStoreSQLite",
+                "QuoteWire",
                 "ZeroMQ",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),

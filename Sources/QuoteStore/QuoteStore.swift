@@ -20,9 +20,8 @@ public protocol QuoteStore: Sendable {
 
     /// Applies `commands` in one transaction and reports each one's result in order.
     ///
-    /// A failing command is rolled back alone (through a savepoint) and does not fail the
-    /// others. Throws only when the batch as a whole could not be committed, in which case
-    /// nothing of it was applied.
+    /// A refused command leaves no trace and does not fail the others. Throws only when the
+    /// batch as a whole could not be committed, in which case nothing of it was applied.
     func apply(_ commands: [StoreCommand]) throws(StoreError) -> [Result<CommandOutcome, QuoteError>]
 
     /// A quote and its state history, oldest first; `nil` if there is no such quote.
