@@ -31,8 +31,7 @@ public struct CheckpointService: Service {
         configuration.busyMode = .timeout(5)
         let database = try DatabaseQueue(path: path, configuration: configuration)
         logger.debug("checkpointing in the background", metadata: ["interval": "\(interval)"])
-        let (interval, logger) = (self.interval, self.logger)
-        try? await cancelWhenGracefulShutdown {
+        try? await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
                 do {

@@ -100,21 +100,18 @@ struct JSONWriter {
     /// Writes the decimal digits of `value`, without going through a `String`.
     private mutating func appendDigits(_ value: Int64, width: Int = 1) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Least significant digit first, then turned around in place.
+        let start = bytes.count
         var magnitude = value.magnitude
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = 48 + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0 || count < width
-            bytes.append(contentsOf: buffer[(20 - count)...])
+        repeat {
+            bytes.append(48 + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0 || bytes.count - start < width
+        var (low, high) = (start, bytes.count - 1)
+        while low < high {
+            bytes.swapAt(low, high)
+            low += 1
+            high -= 1
         }
     }
 

@@ -90,7 +90,10 @@ struct RequestParser {
     }
 
     private mutating func customer() throws(Failure) -> Submission.CustomerInput? {
-        guard try objectOrNull("customer") else { return nil }
+        try typed("customer", "an object", startingWith: "{") { parser throws(Failure) in try parser.customerObject() }
+    }
+
+    private mutating func customerObject() throws(Failure) -> Submission.CustomerInput {
         var customer = Submission.CustomerInput()
         try object(depth: 1) { parser, key throws(Failure) in
             switch key {
@@ -104,7 +107,10 @@ struct RequestParser {
     }
 
     private mutating func car() throws(Failure) -> Submission.CarInput? {
-        guard try objectOrNull("car") else { return nil }
+        try typed("car", "an object", startingWith: "{") { parser throws(Failure) in try parser.carObject() }
+    }
+
+    private mutating func carObject() throws(Failure) -> Submission.CarInput {
         var car = Submission.CarInput()
         try object(depth: 1) { parser, key throws(Failure) in
             switch key {
@@ -134,21 +140,11 @@ struct RequestParser {
         }
     }
 
+    /// A string or an integer, echoed as it came.
     private mutating func requestID() throws(Failure) -> RequestID? {
-        skipSpace()
-        switch peek() {
-        case UInt8(ascii: "\""): return .string(try stringLiteral())
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            if let number = try integer() { return .number(number) }
-            mismatch("id", "a string")
-            return nil
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return nil
-        default:
-            try skipValue(depth: 1)
-            mismatch("id", "a string")
-            return nil
+        try typed("id", "a string", startingWith: "\"-0123456789") { parser throws(Failure) in
+            if parser.peek() == UInt8(ascii: "\"") { return .string(try parser.stringLiteral()) }
+            return try parser.integer().map(RequestID.number)
         }
     }
 
@@ -237,22 +233,6 @@ struct RequestParser {
             case UInt8(ascii: "]"): return values
             default: throw .syntax
             }
-        }
-    }
-
-    /// Whether an object follows (not consumed); `false` after consuming `null`, or a value
-    /// of another type (recorded).
-    private mutating func objectOrNull(_ field: String) throws(Failure) -> Bool {
-        skipSpace()
-        switch peek() {
-        case UInt8(ascii: "{"): return true
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return false
-        default:
-            try skipValue(depth: 1)
-            mismatch(field, "an object")
-            return false
         }
     }
 
