@@ -19,8 +19,9 @@ import Foundation
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
 /// - `synchronous` / `QUOTED_SYNCHRONOUS`: `full` (durable on commit) or `normal`; default full.
-/// - `checkpointIntervalMs` / `QUOTED_CHECKPOINT_INTERVAL_MS`: how often a background connection checkpoints the
-///   write-ahead log, 0 to 60,000 ms; default 200. 0 leaves checkpoints to the committing writer (slower tail).
+/// - `checkpointPages` / `QUOTED_CHECKPOINT_PAGES`: a background connection checkpoints the write-ahead log each time
+///   it has grown by this many 4 KiB pages, 0 to 1,000,000; default 128. 0 leaves checkpoints to the committing writer
+///   (slower tail).
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
     public var events: String
@@ -33,7 +34,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var maxBatch: Int
     public var highWaterMark: Int
     public var synchronousFull: Bool
-    public var checkpointIntervalMilliseconds: Int
+    public var checkpointPages: Int
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -59,8 +60,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             throw ConfigurationError(key: "synchronous", reason: "\"\(synchronous)\" is not full or normal")
         }
         synchronousFull = synchronous == "full"
-        checkpointIntervalMilliseconds = try Self.integer(
-            reader, "checkpointIntervalMs", default: 200, range: 0...60_000)
+        checkpointPages = try Self.integer(reader, "checkpointPages", default: 128, range: 0...1_000_000)
     }
 
     /// The SQLite file inside the state directory.

@@ -27,6 +27,10 @@ public final class SQLiteQuoteStore: QuoteStore {
         /// ``CheckpointService`` keeping the WAL short in the background, raise this so the
         /// writer only checkpoints if the service falls behind.
         public var writerCheckpointPages: Int = 1_000
+        /// When set, the store wakes a ``CheckpointService`` through ``checkpointTrigger``
+        /// each time the WAL has grown by this many pages; `nil` (default): no background
+        /// checkpoints, only the writer's.
+        public var backgroundCheckpointPages: Int?
 
         /// The defaults: durable commits, 5 s busy timeout, default retention.
         public init() {}
@@ -37,6 +41,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     private let retention: EventRetention
     private let clock: @Sendable () -> Date
     private let logger: Logger
+    /// Wakes the ``CheckpointService`` as the log grows; `nil` without background checkpoints
+    /// (``Configuration/backgroundCheckpointPages``).
+    public let checkpointTrigger: CheckpointTrigger?
 
     /// Opens (creating if needed) the store at `path`, migrates it, and syncs the catalog into
     /// it: mechanics keep their busy state; those no longer listed are deactivated.
@@ -49,10 +56,19 @@ public final class SQLiteQuoteStore: QuoteStore {
         config.label = "quoted.store"
         let synchronous = configuration.synchronousFull ? "FULL" : "NORMAL"
         let checkpointPages = max(0, configuration.writerCheckpointPages)
+        let trigger = configuration.backgroundCheckpointPages.map {
+            CheckpointTrigger(pages: $0, writerPages: checkpointPages)
+        }
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
+            if let trigger {
+                // Replaces wal_autocheckpoint, keeping its job (the writer's backstop).
+                trigger.install(on: db.sqliteConnection)
+            } else {
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
+            }
         }
+        checkpointTrigger = trigger
         do {
             pool = try DatabasePool(path: path, configuration: config)
         } catch {

@@ -27,11 +27,9 @@ struct Serve: AsyncParsableCommand {
                 options: options, current: daemon.configuration, store: daemon.store, level: level, logger: logger)
         }
         var services: [any ServiceLifecycle.Service] = [server, reload]
-        if daemon.configuration.checkpointIntervalMilliseconds > 0 {
+        if let trigger = daemon.store.checkpointTrigger {
             services.append(
-                CheckpointService(
-                    path: daemon.configuration.databasePath,
-                    interval: .milliseconds(daemon.configuration.checkpointIntervalMilliseconds), logger: logger))
+                CheckpointService(path: daemon.configuration.databasePath, trigger: trigger, logger: logger))
         }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -89,8 +87,9 @@ struct Startup {
         }
         var storeConfiguration = SQLiteQuoteStore.Configuration()
         storeConfiguration.synchronousFull = configuration.synchronousFull
-        if configuration.checkpointIntervalMilliseconds > 0 {
+        if configuration.checkpointPages > 0 {
             // CheckpointService keeps the log short; the writer steps in only past ~80 MiB.
+            storeConfiguration.backgroundCheckpointPages = configuration.checkpointPages
             storeConfiguration.writerCheckpointPages = 20_000
         }
         storeConfiguration.retention = EventRetention(

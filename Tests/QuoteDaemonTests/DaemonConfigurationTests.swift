@@ -21,7 +21,7 @@ struct DaemonConfigurationTests {
         #expect(configuration.retentionHours == 168)
         #expect(configuration.retentionEvents == 100_000)
         #expect(configuration.synchronousFull)
-        #expect(configuration.checkpointIntervalMilliseconds == 200)
+        #expect(configuration.checkpointPages == 128)
         #expect(configuration.databasePath == "var/quoted/quoted.sqlite")
     }
 
@@ -34,7 +34,7 @@ struct DaemonConfigurationTests {
             ("logLevel", ConfigValue(.string("loud"), isSecret: false), "is not one of"),
             ("synchronous", ConfigValue(.string("sometimes"), isSecret: false), "is not full or normal"),
             ("maxBatch", ConfigValue(.int(0), isSecret: false), "outside 1...10000"),
-            ("checkpointIntervalMs", ConfigValue(.int(-1), isSecret: false), "outside 0...60000"),
+            ("checkpointPages", ConfigValue(.int(-1), isSecret: false), "outside 0...1000000"),
         ])
     func invalidValues(key: String, value: ConfigValue, reason: String) {
         let path = AbsoluteConfigKey(key.split(separator: ".").map(String.init))

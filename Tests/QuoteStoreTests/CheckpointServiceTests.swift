@@ -18,6 +18,7 @@ struct CheckpointServiceTests {
         let directory = TemporaryDirectory()
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.writerCheckpointPages = 0
+        configuration.backgroundCheckpointPages = 16
         let store = try SQLiteQuoteStore(
             path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
         let before = Self.size(directory.database)
@@ -31,8 +32,9 @@ struct CheckpointServiceTests {
         #expect(Self.size(directory.database) == before, "the writer checkpointed by itself")
         #expect(Self.size(directory.database + "-wal") > 0)
 
-        let service = CheckpointService(
-            path: directory.database, interval: .milliseconds(10), logger: StoreFixtures.logger)
+        // The writes above grew the log past 16 pages, so the trigger is already set.
+        let trigger = try #require(store.checkpointTrigger)
+        let service = CheckpointService(path: directory.database, trigger: trigger, logger: StoreFixtures.logger)
         let group = ServiceGroup(configuration: .init(services: [service], logger: StoreFixtures.logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

@@ -120,7 +120,10 @@ final class LoadDriver {
                         while client.nextDue <= now + 200_000 && client.outstanding.count < 100_000
                             && result.sent < plan.limit ?? .max
                         {
-                            try send(client, start: client.nextDue)
+                            // Up to 200 µs early, so a poll's millisecond timeout does not make
+                            // it late; latency counts from the earlier of due and sent, so a
+                            // reply that beats the due time never reads as negative (it wrapped).
+                            try send(client, start: min(client.nextDue, now))
                             client.nextDue += interval
                         }
                         nextDue = min(nextDue, client.nextDue)
