@@ -110,15 +110,22 @@ public final class CommandServer: Service {
         var nextWatchdog = clock.now
         var nextPrune = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
-        var received: [Multipart] = []
-        received.reserveCapacity(configuration.maxBatch)
+        // Received and parsed, waiting for the store.
+        var next = engine.newBatch()
         var inFlight = false
+        // Gives an idle store the parsed batch, if there is one.
+        func handOver() {
+            guard !inFlight && !next.isEmpty else { return }
+            worker.submit(next)
+            next = engine.newBatch()
+            inFlight = true
+        }
 
         // Two stages in flight at most: while the store thread commits batch N, this thread
-        // receives and decodes batch N+1; when N is done, N+1 goes to the store first and N's
-        // replies and events are encoded and sent after, so the store waits only for a decode.
+        // sends batch N-1's replies and events and receives and parses batch N+1, message by
+        // message; when N is done, N+1 goes to the store at once, already parsed.
         while !stopping.load(ordering: .relaxed) {
-            let full = received.count >= configuration.maxBatch
+            let full = next.count >= configuration.maxBatch
             let storeReady: Bool
             let routerReady: Bool
             if full && inFlight {
@@ -133,18 +140,15 @@ public final class CommandServer: Service {
                 finished = worker.takeResult()
                 if finished != nil { inFlight = false }
             }
+            handOver()
+            if let finished { try Self.send(engine.encode(finished), router: router, publisher: publisher) }
             if routerReady || finished != nil {
-                while received.count < configuration.maxBatch, let message = try router.receiveMultipart(dontWait: true)
-                {
-                    received.append(message)
+                while next.count < configuration.maxBatch, let message = try router.receiveMultipart(dontWait: true) {
+                    engine.parse(message, into: &next)
                 }
             }
-            if !inFlight && !received.isEmpty {
-                worker.submit(engine.parse(received))
-                received.removeAll(keepingCapacity: true)
-                inFlight = true
-            }
-            if let finished { try Self.send(engine.encode(finished), router: router, publisher: publisher) }
+            // An idle store takes what just arrived, without waiting for another poll.
+            handOver()
             let now = clock.now
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.notify("WATCHDOG=1")
@@ -157,7 +161,7 @@ public final class CommandServer: Service {
             }
         }
         // Finish what was received: the batch in flight, then any received after it.
-        while inFlight || !received.isEmpty {
+        while inFlight || !next.isEmpty {
             if inFlight {
                 var waiting = Poller()
                 waiting.register(fileDescriptor: worker.readyDescriptor)
@@ -166,9 +170,7 @@ public final class CommandServer: Service {
                 inFlight = false
                 try Self.send(engine.encode(finished), router: router, publisher: publisher)
             } else {
-                worker.submit(engine.parse(received))
-                received.removeAll()
-                inFlight = true
+                handOver()
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")

@@ -32,6 +32,8 @@ struct Engine {
         var reads: [(index: Int, pending: Pending)] = []
         var currency: Currency
 
+        /// Messages in the batch.
+        var count: Int { replies.count }
         var isEmpty: Bool { replies.isEmpty }
     }
 
@@ -62,21 +64,31 @@ struct Engine {
 
     /// Decodes and validates; malformed or invalid requests get their refusal at once.
     func parse(_ messages: [Multipart]) -> Batch {
-        var batch = Batch(
-            replies: Array(repeating: nil, count: messages.count), currency: store.currentCatalog.currency)
-        for (index, message) in messages.enumerated() {
-            switch parse(message, currency: batch.currency) {
-            case .success(let pending):
-                if case .write = pending.action {
-                    batch.writes.append((index, pending))
-                } else {
-                    batch.reads.append((index, pending))
-                }
-            case .failure(let refusal):
-                batch.replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
-            }
-        }
+        var batch = newBatch()
+        for message in messages { parse(message, into: &batch) }
         return batch
+    }
+
+    /// An empty batch, priced in the current catalog's currency.
+    func newBatch() -> Batch {
+        Batch(replies: [], currency: store.currentCatalog.currency)
+    }
+
+    /// Decodes and validates one message into `batch`, as it arrives: the I/O thread parses
+    /// while the store commits the batch before, so the store never waits for a parse.
+    func parse(_ message: Multipart, into batch: inout Batch) {
+        let index = batch.replies.count
+        batch.replies.append(nil)
+        switch parse(message, currency: batch.currency) {
+        case .success(let pending):
+            if case .write = pending.action {
+                batch.writes.append((index, pending))
+            } else {
+                batch.reads.append((index, pending))
+            }
+        case .failure(let refusal):
+            batch.replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
+        }
     }
 
     /// Encodes every reply, in the order the requests came, and every committed event.
@@ -91,15 +103,20 @@ struct Engine {
                 switch result {
                 case .success(let outcome):
                     var success = WireReply.success(write.pending.id)
-                    success.quote = WireQuote(outcome.quote, currency: currency)
                     if outcome.replayed { success.replayed = true }
                     success.bookingError = outcome.bookingError.map(WireError.init)
-                    reply = success
+                    // The reply shows the state the write's last quote event announces: its
+                    // JSON is written once, for both.
+                    var replyQuote: EncodedQuote?
                     for event in outcome.events {
                         output.events.append([
-                            Array(event.type.utf8), codec.encode(StoreStage.wireEvent(event, currency: currency)),
+                            Array(event.type.utf8),
+                            encode(event, currency: currency, final: outcome.quote, &replyQuote),
                         ])
                     }
+                    let quote = replyQuote ?? codec.encodeQuote(WireQuote(outcome.quote, currency: currency))
+                    replies[write.index] = write.pending.envelope + [codec.encode(success, quote: quote)]
+                    continue
                 case .failure(let error):
                     reply = .failure(write.pending.id, WireError(error))
                 }
@@ -117,6 +134,19 @@ struct Engine {
         }
         output.replies = replies.compactMap { $0 }
         return output
+    }
+
+    /// An event's body; a quote event's quote is encoded once and, when it is the write's
+    /// `final` state, kept in `finalQuote` for the reply.
+    private func encode(
+        _ event: StoredEvent, currency: Currency, final: Quote, _ finalQuote: inout EncodedQuote?
+    ) -> [UInt8] {
+        guard case .quote(_, let quote) = event.kind else {
+            return codec.encode(StoreStage.wireEvent(event, currency: currency))
+        }
+        let encoded = codec.encodeQuote(WireQuote(quote, currency: currency))
+        if quote == final { finalQuote = encoded }
+        return codec.encode(StoreStage.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
     }
 
     func prune() {

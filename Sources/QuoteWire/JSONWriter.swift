@@ -330,7 +330,13 @@ extension JSONWriter {
         endObject()
     }
 
-    mutating func event(_ value: WireEvent) {
+    /// Writes a value already encoded as JSON, such as a quote shared by a reply and an event.
+    mutating func raw(_ json: [UInt8]) {
+        separator()
+        bytes.append(contentsOf: json)
+    }
+
+    mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote? = nil) {
         beginObject()
         field("v", value.v)
         field("seq", value.seq)
@@ -339,7 +345,10 @@ extension JSONWriter {
         field("quoteId", value.quoteId)
         field("from", value.from)
         field("to", value.to)
-        if let quote = value.quote {
+        if let encodedQuote {
+            key("quote")
+            raw(encodedQuote.json)
+        } else if let quote = value.quote {
             key("quote")
             self.quote(quote)
         }
@@ -350,7 +359,7 @@ extension JSONWriter {
         endObject()
     }
 
-    mutating func reply(_ value: WireReply) {
+    mutating func reply(_ value: WireReply, quote encodedQuote: EncodedQuote? = nil) {
         beginObject()
         field("v", value.v)
         if let id = value.id {
@@ -365,7 +374,10 @@ extension JSONWriter {
             key("error")
             self.error(error)
         }
-        if let quote = value.quote {
+        if let encodedQuote {
+            key("quote")
+            raw(encodedQuote.json)
+        } else if let quote = value.quote {
             key("quote")
             self.quote(quote)
         }

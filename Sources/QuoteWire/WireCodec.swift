@@ -65,6 +65,31 @@ public struct WireCodec {
         return writer.bytes
     }
 
+    /// Encodes a quote's JSON once, for a reply and an event that carry the same quote
+    /// (``encode(_:quote:)-(WireReply,_)``, ``encode(_:quote:)-(WireEvent,_)``): a write's reply
+    /// shows the state its last quote event announces, and the quote is most of either's bytes.
+    public func encodeQuote(_ quote: WireQuote) -> EncodedQuote {
+        var writer = JSONWriter(capacity: 768)
+        writer.quote(quote)
+        return EncodedQuote(json: writer.bytes)
+    }
+
+    /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
+    /// `quote` field is not read).
+    public func encode(_ reply: WireReply, quote: EncodedQuote) -> [UInt8] {
+        var writer = JSONWriter(capacity: quote.json.count + 128)
+        writer.reply(reply, quote: quote)
+        return writer.bytes
+    }
+
+    /// Encodes an event body frame whose `quote` is `quote`, already encoded (the event's own
+    /// `quote` field is not read).
+    public func encode(_ event: WireEvent, quote: EncodedQuote) -> [UInt8] {
+        var writer = JSONWriter(capacity: quote.json.count + 160)
+        writer.event(event, quote: quote)
+        return writer.bytes
+    }
+
     /// Encodes any protocol value as one frame.
     public func encode(_ value: some Encodable) -> [UInt8] {
         do {
@@ -123,4 +148,11 @@ public struct WireCodec {
         default: "\(type)"
         }
     }
+}
+
+/// A quote's JSON object, encoded once by ``WireCodec/encodeQuote(_:)`` and spliced into every
+/// frame that carries it.
+public struct EncodedQuote: Sendable, Hashable {
+    /// The JSON object's bytes.
+    public let json: [UInt8]
 }

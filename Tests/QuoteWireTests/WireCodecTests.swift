@@ -57,6 +57,25 @@ struct WireCodecTests {
         #expect(try JSONSerialization.jsonObject(with: Data(bytes)) is [String: Any])
     }
 
+    @Test("a quote encoded once splices into a reply and an event byte for byte", arguments: [false, true])
+    func splicedQuote(completed: Bool) throws {
+        let codec = WireCodec()
+        let quote = WireQuote(try Self.quote(completed: completed))
+        let encoded = codec.encodeQuote(quote)
+
+        var reply = WireReply.success(.number(9))
+        reply.bookingError = WireError(code: .init(rawValue: "no_mechanic_available"), message: "none")
+        var whole = reply
+        whole.quote = quote
+        #expect(codec.encode(reply, quote: encoded) == codec.encode(whole))
+
+        let event = WireEvent(seq: 3, type: "quote.ready", at: Self.now, quoteId: 42, from: "submitted", to: "ready")
+        var wholeEvent = event
+        wholeEvent.quote = quote
+        #expect(codec.encode(event, quote: encoded) == codec.encode(wholeEvent))
+        #expect(try codec.decode(WireEvent.self, from: codec.encode(event, quote: encoded)) == wholeEvent)
+    }
+
     @Test(
         "times are written in RFC 3339 to the millisecond, truncated",
         arguments: [
