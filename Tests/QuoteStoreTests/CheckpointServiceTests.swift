@@ -50,4 +50,26 @@ struct CheckpointServiceTests {
         let reopened = try StoreFixtures.open(directory.database)
         #expect(try reopened.counts()[.ready] == 1_000)
     }
+
+    @Test(
+        "with background checkpoints on and no service running, the writer still checkpoints past its threshold",
+        .timeLimit(.minutes(1)))
+    func writerBackstop() throws {
+        let directory = TemporaryDirectory()
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.backgroundCheckpointPages = 1_000_000
+        configuration.writerCheckpointPages = 8
+        let store = try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
+        let before = Self.size(directory.database)
+        for batch in 0..<5 {
+            _ = try store.apply(
+                (0..<200).map {
+                    .submit(StoreFixtures.submission(name: "Customer \(batch)-\($0)"), idempotencyKey: nil, book: false)
+                })
+        }
+        // The hook replaced SQLite's wal_autocheckpoint; the writer's checkpoint is its job now.
+        #expect(Self.size(directory.database) > before, "the writer never checkpointed")
+        #expect(try store.counts()[.ready] == 1_000)
+    }
 }
