@@ -11,17 +11,18 @@ struct CheckpointServiceTests {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
-    @Test(
-        "the checkpoint service copies the log into the database file that the writer leaves alone",
-        .timeLimit(.minutes(1)))
-    func copiesTheLog() async throws {
-        let directory = TemporaryDirectory()
+    /// Opens a store in `directory` with background checkpoints every `pages` and the writer's
+    /// at `writerPages`, and submits 1,000 quotes in five batches; returns it with the size the
+    /// database file had before the writes.
+    static func storeAfterWrites(
+        in directory: TemporaryDirectory, pages: Int, writerPages: Int
+    ) throws -> (store: SQLiteQuoteStore, sizeBefore: Int) {
         var configuration = SQLiteQuoteStore.Configuration()
-        configuration.writerCheckpointPages = 0
-        configuration.backgroundCheckpointPages = 16
+        configuration.backgroundCheckpointPages = pages
+        configuration.writerCheckpointPages = writerPages
         let store = try SQLiteQuoteStore(
             path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
-        let before = Self.size(directory.database)
+        let before = size(directory.database)
         for batch in 0..<5 {
             let results = try store.apply(
                 (0..<200).map {
@@ -29,6 +30,15 @@ struct CheckpointServiceTests {
                 })
             #expect(results.allSatisfy { (try? $0.get()) != nil })
         }
+        return (store, before)
+    }
+
+    @Test(
+        "the checkpoint service copies the log into the database file that the writer leaves alone",
+        .timeLimit(.minutes(1)))
+    func copiesTheLog() async throws {
+        let directory = TemporaryDirectory()
+        let (store, before) = try Self.storeAfterWrites(in: directory, pages: 16, writerPages: 0)
         #expect(Self.size(directory.database) == before, "the writer checkpointed by itself")
         #expect(Self.size(directory.database + "-wal") > 0)
 
@@ -56,18 +66,7 @@ struct CheckpointServiceTests {
         .timeLimit(.minutes(1)))
     func writerBackstop() throws {
         let directory = TemporaryDirectory()
-        var configuration = SQLiteQuoteStore.Configuration()
-        configuration.backgroundCheckpointPages = 1_000_000
-        configuration.writerCheckpointPages = 8
-        let store = try SQLiteQuoteStore(
-            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
-        let before = Self.size(directory.database)
-        for batch in 0..<5 {
-            _ = try store.apply(
-                (0..<200).map {
-                    .submit(StoreFixtures.submission(name: "Customer \(batch)-\($0)"), idempotencyKey: nil, book: false)
-                })
-        }
+        let (store, before) = try Self.storeAfterWrites(in: directory, pages: 1_000_000, writerPages: 8)
         // The hook replaced SQLite's wal_autocheckpoint; the writer's checkpoint is its job now.
         #expect(Self.size(directory.database) > before, "the writer never checkpointed")
         #expect(try store.counts()[.ready] == 1_000)
