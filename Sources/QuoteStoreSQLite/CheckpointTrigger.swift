@@ -11,7 +11,7 @@ import Synchronization
 /// checkpoint, signals a semaphore. So checkpoints follow the write rate (small and frequent
 /// under load, none at all while idle) instead of a timer: at 20,000 submissions/s offered, a
 /// checkpoint every 200 ms copied megabytes at once, and its fsync of the database file held up
-/// the commits' own fsyncs behind it (p99 submit -> ack ~20 ms against ~4 ms with small ones;
+/// the commits' own fsyncs behind it (p99 submit -> ack ~20 ms against ~2.5 ms with small ones;
 /// docs/benchmarks.md).
 public final class CheckpointTrigger: Sendable {
     /// Log growth, in pages, that wakes the checkpointer.
