@@ -34,7 +34,7 @@ struct LoadBench: ParsableCommand {
     @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
     @Option(help: "Run a series instead of one point.") var scaling: Series?
     @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
-        "500,1000,2000,3000,4000,5000,10000,20000"
+        "500,1000,2000,3000,4000,5000,10000,20000,30000,40000"
     @Option(help: "Store sizes for --scaling store, comma-separated.") var preloads = "0,100000,1000000"
     @Option(help: "Write --scaling load's points as a gnuplot data file.") var plotData: String?
     @Flag(help: "Print rows as a Markdown table.") var markdown = false
