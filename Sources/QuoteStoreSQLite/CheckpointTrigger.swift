@@ -6,8 +6,9 @@ import Synchronization
 /// grown by ``pages`` since the last checkpoint, and keeps the writer's own checkpoint as the
 /// backstop should the checkpointer fall behind.
 ///
-/// SQLite tells every commit's log size to the hook ``install(on:)`` sets on the writer
-/// connection (`sqlite3_wal_hook`); the hook only compares two integers and, at most once per
+/// SQLite tells every commit's log size to the hook ``install(on:)`` sets on the store's
+/// connections (`sqlite3_wal_hook`; only the writer commits, so only its hook ever fires); the
+/// hook only compares two integers and, at most once per
 /// checkpoint, signals a semaphore. So checkpoints follow the write rate (small and frequent
 /// under load, none at all while idle) instead of a timer: at 20,000 submissions/s offered, a
 /// checkpoint every 200 ms copied megabytes at once, and its fsync of the database file held up
