@@ -71,6 +71,10 @@ public final class SQLiteQuoteStore: QuoteStore {
         checkpointTrigger = trigger
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            // GRDB turns WAL on for the writer *after* `prepareDatabase`, and sets
+            // `synchronous = NORMAL` as it does: without this second word the writer's commits
+            // were never fsynced (until 2026-11-23; see docs/benchmarks.md).
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         } catch {
             throw StoreError(.open, "cannot open \(path): \(error)")
         }
@@ -159,6 +163,16 @@ public final class SQLiteQuoteStore: QuoteStore {
             throw StoreError(.busy, "\(error)")
         } catch let error as StoreError {
             throw error
+        } catch {
+            throw StoreError(.database, "\(error)")
+        }
+    }
+
+    /// The writer connection's `PRAGMA synchronous` (0 off, 1 normal, 2 full, 3 extra): the
+    /// setting that decides whether a commit is durable when it returns.
+    func writerSynchronous() throws(StoreError) -> Int {
+        do {
+            return try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
         } catch {
             throw StoreError(.database, "\(error)")
         }

@@ -3,9 +3,10 @@ import GRDB
 import Logging
 import QuoteCore
 import QuoteStore
-import QuoteStoreSQLite
 import Synchronization
 import Testing
+
+@testable import QuoteStoreSQLite
 
 @Suite("The SQLite store")
 struct SQLiteQuoteStoreTests {
@@ -24,6 +25,17 @@ struct SQLiteQuoteStoreTests {
         #expect(try reopened.counts()[.booked] == 1)
         #expect(try reopened.mechanics().filter { !$0.isFree }.count == 1)
         #expect(try reopened.integrityViolations().isEmpty)
+    }
+
+    @Test(
+        "the connection that commits fsyncs as configured (GRDB's WAL set-up once overrode it)",
+        arguments: [(true, 2), (false, 1)])
+    func writerIsDurable(full: Bool, pragma: Int) throws {
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.synchronousFull = full
+        let store = try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
+        #expect(try store.writerSynchronous() == pragma)
     }
 
     @Test("the same idempotency key returns the original quote and creates nothing")
