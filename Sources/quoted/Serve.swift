@@ -111,6 +111,7 @@ struct Startup {
             metadata: [
                 "path": "\(configuration.databasePath)", "mechanics": "\(catalog.mechanics.count)",
                 "services": "\(catalog.services.count)", "violations": "\(violations.count)",
+                "synchronous": "\(configuration.synchronousFull ? "full" : "normal")",
             ])
         return Startup(configuration: configuration, store: store)
     }
