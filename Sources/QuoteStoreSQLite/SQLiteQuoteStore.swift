@@ -168,14 +168,19 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    /// The writer connection's `PRAGMA synchronous` (0 off, 1 normal, 2 full, 3 extra): the
-    /// setting that decides whether a commit is durable when it returns.
-    func writerSynchronous() throws(StoreError) -> Int {
+    /// The writer connection's `PRAGMA synchronous` as SQLite names it (`off`, `normal`,
+    /// `full`, `extra`): the setting in force where commits happen, which decides whether a
+    /// commit is durable when it returns. Read back rather than assumed, because GRDB once
+    /// changed it behind the configuration's back.
+    public func writerSynchronous() throws(StoreError) -> String {
+        let value: Int
         do {
-            return try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+            value = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
         } catch {
             throw StoreError(.database, "\(error)")
         }
+        return ["off", "normal", "full", "extra"].indices.contains(value)
+            ? ["off", "normal", "full", "extra"][value] : "unknown (\(value))"
     }
 
     private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {

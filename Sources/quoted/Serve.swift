@@ -106,12 +106,20 @@ struct Startup {
         for violation in violations {
             logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
         }
-        logger.info(
+        // What the connection that commits really runs with, read back: a setting lost on
+        // the way (GRDB's WAL set-up once reset it) would acknowledge commits not yet durable.
+        let configured = configuration.synchronousFull ? "full" : "normal"
+        let synchronous = try store.writerSynchronous()
+        guard synchronous == configured else {
+            logger.critical("cannot start: the store commits with synchronous=\(synchronous), not \(configured)")
+            throw ExitCode(74)
+        }
+        logger.notice(
             "store open",
             metadata: [
                 "path": "\(configuration.databasePath)", "mechanics": "\(catalog.mechanics.count)",
                 "services": "\(catalog.services.count)", "violations": "\(violations.count)",
-                "synchronous": "\(configuration.synchronousFull ? "full" : "normal")",
+                "synchronous": "\(synchronous)",
             ])
         return Startup(configuration: configuration, store: store)
     }

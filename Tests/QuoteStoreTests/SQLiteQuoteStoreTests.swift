@@ -3,10 +3,9 @@ import GRDB
 import Logging
 import QuoteCore
 import QuoteStore
+import QuoteStoreSQLite
 import Synchronization
 import Testing
-
-@testable import QuoteStoreSQLite
 
 @Suite("The SQLite store")
 struct SQLiteQuoteStoreTests {
@@ -29,8 +28,8 @@ struct SQLiteQuoteStoreTests {
 
     @Test(
         "the connection that commits fsyncs as configured (GRDB's WAL set-up once overrode it)",
-        arguments: [(true, 2), (false, 1)])
-    func writerIsDurable(full: Bool, pragma: Int) throws {
+        arguments: [(true, "full"), (false, "normal")])
+    func writerIsDurable(full: Bool, pragma: String) throws {
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.synchronousFull = full
         let store = try SQLiteQuoteStore(

@@ -75,6 +75,12 @@ struct Bench {
             daemon.stop()
             try daemon.start()  // startup and memory with the stored quotes
         }
+        // Durable figures only: the store reads its writer's setting back at start (GRDB once
+        // reset it, and every figure was taken without the commit fsync until it was found).
+        let expected = ProcessInfo.processInfo.environment["QUOTED_SYNCHRONOUS"]?.lowercased() ?? "full"
+        guard daemon.synchronous == expected else {
+            throw BenchError("quoted commits with synchronous=\(daemon.synchronous), not \(expected)")
+        }
         let startup = daemon.startup
         let tap = EventTap(context: context, events: daemon.events, subscribers: point.subscribers)
         let lastSeq: Int64

@@ -14,6 +14,8 @@ final class BenchDaemon {
     private(set) var process = Process()
     private(set) var commands = ""
     private(set) var events = ""
+    /// The writer's `synchronous` setting from the "store open" log line, of the latest start.
+    private(set) var synchronous = ""
     /// From start to the "quoted ready" log line, of the latest start.
     private(set) var startup: Duration = .zero
     private let extraArguments: [String]
@@ -47,6 +49,7 @@ final class BenchDaemon {
         process.standardOutput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
         let readyLine = Mutex<String?>(nil)
+        let storeLine = Mutex<String?>(nil)
         let handle = pipe.fileHandleForReading
         // Keep reading to the end, so quoted never blocks on a full stderr pipe.
         Thread {
@@ -57,9 +60,12 @@ final class BenchDaemon {
                 partial += String(decoding: data, as: UTF8.self)
                 var lines = partial.split(separator: "\n", omittingEmptySubsequences: false)
                 partial = String(lines.removeLast())
-                for line in lines where line.contains("quoted ready") {
-                    readyLine.withLock { $0 = String(line) }
-                    ready.signal()
+                for line in lines {
+                    if line.contains("store open") { storeLine.withLock { $0 = String(line) } }
+                    if line.contains("quoted ready") {
+                        readyLine.withLock { $0 = String(line) }
+                        ready.signal()
+                    }
                 }
             }
             ready.signal()
@@ -73,6 +79,7 @@ final class BenchDaemon {
         startup = clock.now - started
         commands = Self.field("commands", in: line)
         events = Self.field("events", in: line)
+        synchronous = storeLine.withLock { $0 }.map { Self.field("synchronous", in: $0) } ?? ""
     }
 
     /// Stops quoted with SIGTERM and waits for it.
