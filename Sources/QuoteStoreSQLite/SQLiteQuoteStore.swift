@@ -60,7 +60,6 @@ public final class SQLiteQuoteStore: QuoteStore {
             CheckpointTrigger(pages: $0, writerPages: checkpointPages)
         }
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if let trigger {
                 // Replaces wal_autocheckpoint, keeping its job (the writer's backstop).
                 trigger.install(on: db.sqliteConnection)
@@ -71,9 +70,9 @@ public final class SQLiteQuoteStore: QuoteStore {
         checkpointTrigger = trigger
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            // GRDB turns WAL on for the writer *after* `prepareDatabase`, and sets
-            // `synchronous = NORMAL` as it does: without this second word the writer's commits
-            // were never fsynced (until 2026-11-23; see docs/benchmarks.md).
+            // Set here, on the one connection that commits, not in `prepareDatabase`: GRDB turns
+            // WAL on for the writer after that hook and sets `synchronous = NORMAL` as it does,
+            // so the writer's commits were never fsynced (until 2026-11-23; docs/benchmarks.md).
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         } catch {
             throw StoreError(.open, "cannot open \(path): \(error)")
@@ -179,8 +178,8 @@ public final class SQLiteQuoteStore: QuoteStore {
         } catch {
             throw StoreError(.database, "\(error)")
         }
-        return ["off", "normal", "full", "extra"].indices.contains(value)
-            ? ["off", "normal", "full", "extra"][value] : "unknown (\(value))"
+        let names = ["off", "normal", "full", "extra"]
+        return names.indices.contains(value) ? names[value] : "unknown (\(value))"
     }
 
     private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
