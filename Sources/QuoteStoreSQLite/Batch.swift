@@ -3,11 +3,11 @@ import GRDB
 import QuoteCore
 import QuoteStore
 
-/// The work of one write transaction: executes commands against the open database, each
-/// inside its own savepoint, and appends their events.
+/// The work of one write transaction: executes commands against the open database and
+/// appends their events; each quote row carries its own history (``HistoryCodec``).
 ///
-/// A domain refusal (`QuoteError`) rolls back that command's savepoint and is its result;
-/// anything else is a database failure that aborts the whole batch.
+/// A domain refusal (`QuoteError`) is that command's result and changes nothing; anything
+/// else is a database failure that aborts the whole batch.
 final class Batch {
     let db: Database
     let catalog: Catalog
@@ -72,23 +72,22 @@ final class Batch {
         case .submit(let submission, let key, let book):
             return try submit(submission, key: key, book: book)
         case .resolve(let id, let resolution):
-            let quote = try load(id)
-            let resolved = try quote.resolved(with: resolution, in: catalog, at: now)
-            return CommandOutcome(quote: resolved, events: [try record(resolved, from: quote.status)])
+            let stored = try load(id)
+            let resolved = try stored.quote.resolved(with: resolution, in: catalog, at: now)
+            return CommandOutcome(quote: resolved, events: [try record(resolved, replacing: stored)])
         case .book(let id, let mechanic):
-            let quote = try load(id)
-            return try book(quote, mechanicName: mechanic)
+            return try book(try load(id), mechanicName: mechanic)
         case .complete(let id):
-            let quote = try load(id)
-            let completed = try quote.completed(at: now)
-            var events = [try record(completed, from: quote.status)]
-            if let mechanic = quote.mechanic { events.append(try release(mechanic, from: quote.id)) }
+            let stored = try load(id)
+            let completed = try stored.quote.completed(at: now)
+            var events = [try record(completed, replacing: stored)]
+            if let mechanic = stored.quote.mechanic { events.append(try release(mechanic, from: stored.quote.id)) }
             return CommandOutcome(quote: completed, events: events)
         case .cancel(let id, let reason):
-            let quote = try load(id)
-            let cancelled = try quote.cancelled(reason: reason, at: now)
-            var events = [try record(cancelled, from: quote.status)]
-            if let mechanic = quote.mechanic { events.append(try release(mechanic, from: quote.id)) }
+            let stored = try load(id)
+            let cancelled = try stored.quote.cancelled(reason: reason, at: now)
+            var events = [try record(cancelled, replacing: stored)]
+            if let mechanic = stored.quote.mechanic { events.append(try release(mechanic, from: stored.quote.id)) }
             return CommandOutcome(quote: cancelled, events: events)
         }
     }
@@ -106,15 +105,22 @@ final class Batch {
         let id = try nextQuoteID()
         let submitted = Quote(id: id, request: request, submittedAt: now)
         let priced = try submitted.priced(currency: catalog.currency, at: now)
-        // One row write for both states: the row holds the priced quote, the log both steps.
+        // One row write for both states: the row holds the priced quote, the log and the
+        // row's history both steps.
         let pricedData = QuoteCodec.encode(priced)
-        try insert(priced, data: pricedData, key: key)
         let events = try appendSubmissionEvents(
             submitted, data: QuoteCodec.encode(submitted), priced: priced, data: pricedData)
+        let history = HistoryCodec.appending(
+            [
+                HistoryStep(from: nil, to: .submitted, seq: events[0].seq, at: nowMilliseconds),
+                HistoryStep(from: .submitted, to: priced.status, seq: events[1].seq, at: nowMilliseconds),
+            ], to: Data())
+        try insert(priced, data: pricedData, history: history, key: key)
         guard book && priced.status == .ready else { return CommandOutcome(quote: priced, events: events) }
 
         // Book in a nested savepoint: if no mechanic can be had, the quote stays ready.
-        switch try inSavepoint("booking", { try self.book(priced, mechanicName: nil) }) {
+        let stored = Stored(quote: priced, history: history)
+        switch try inSavepoint("booking", { try self.book(stored, mechanicName: nil) }) {
         case .success(let outcome):
             return CommandOutcome(quote: outcome.quote, events: events + outcome.events)
         case .failure(let bookingError):
@@ -123,7 +129,8 @@ final class Batch {
     }
 
     /// Claims a mechanic for a ready quote and books it, all or nothing.
-    private func book(_ quote: Quote, mechanicName: String?) throws -> CommandOutcome {
+    private func book(_ stored: Stored, mechanicName: String?) throws -> CommandOutcome {
+        let quote = stored.quote
         guard quote.status == .ready else { throw QuoteError.illegalTransition(from: quote.status, to: .booked) }
         let required = quote.request.requiredSkill
         let mechanic: Mechanic
@@ -148,7 +155,7 @@ final class Batch {
             mechanic = picked
         }
         let booked = try quote.booked(with: mechanic, at: now)
-        let quoteEvent = try record(booked, from: quote.status)
+        let quoteEvent = try record(booked, replacing: stored)
         let busyEvent = try appendEvent(
             type: "mechanic.busy", quote: quote.id, mechanic: mechanic.id, from: nil, to: nil,
             data: QuoteCodec.encode(mechanic), kind: .mechanicBusy(mechanic, quote: quote.id))
@@ -235,12 +242,19 @@ final class Batch {
 
     // MARK: Rows
 
-    private func load(_ id: QuoteID) throws -> Quote {
-        let statement = try db.cachedStatement(sql: "SELECT data FROM quotes WHERE id = ?")
-        guard let data = try statement.fetchData(binding: { $0.bind(id.rawValue) }) else {
+    /// A quote as read for a transition, with its history's stored bytes (appended to, never
+    /// decoded, by the transition).
+    private struct Stored {
+        var quote: Quote
+        var history: Data
+    }
+
+    private func load(_ id: QuoteID) throws -> Stored {
+        let statement = try db.cachedStatement(sql: "SELECT data, history FROM quotes WHERE id = ?")
+        guard let (data, history) = try statement.fetchTwoData(binding: { $0.bind(id.rawValue) }) else {
             throw QuoteError(.unknownQuote, "no quote \(id)")
         }
-        return try QuoteCodec.decodeQuote(data)
+        return Stored(quote: try QuoteCodec.decodeQuote(data), history: history)
     }
 
     /// The next quote id: one more than the highest, read once per batch under the write lock
@@ -260,12 +274,12 @@ final class Batch {
         return QuoteID(last + 1)
     }
 
-    private func insert(_ quote: Quote, data: Data, key: String?) throws {
+    private func insert(_ quote: Quote, data: Data, history: Data, key: String?) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                    updated_at, data)
-                VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)
+                    updated_at, data, history)
+                VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)
                 """)
         try statement.execute {
             $0.bind(quote.id.rawValue)
@@ -276,28 +290,40 @@ final class Batch {
             $0.bind(nowMilliseconds)
             $0.bind(nowMilliseconds)
             $0.bind(data)
+            $0.bind(history)
         }
     }
 
-    /// Writes the quote's new state and appends its event and history step.
-    private func record(_ quote: Quote, from: QuoteStatus) throws -> StoredEvent {
+    /// Appends the event announcing `quote`'s new state, then writes that state and the step
+    /// into its row (the event first: the step names the event's sequence number).
+    private func record(_ quote: Quote, replacing stored: Stored) throws -> StoredEvent {
+        let from = stored.quote.status
         let data = QuoteCodec.encode(quote)
+        let event = try appendEvent(
+            type: "quote.\(quote.status.rawValue)", quote: quote.id, mechanic: quote.mechanic?.id, from: from,
+            to: quote.status, data: data, kind: .quote(from: from, quote: quote))
+        let history = HistoryCodec.appending(
+            [HistoryStep(from: from, to: quote.status, seq: event.seq, at: nowMilliseconds)], to: stored.history)
         let statement = try db.cachedStatement(
-            sql: "UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ? WHERE id = ?")
+            sql: """
+                UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ?, history = ?
+                WHERE id = ?
+                """)
         try statement.execute {
             $0.bind(quote.status.rawValue)
             $0.bind(quote.mechanic?.id.rawValue)
             $0.bind(quote.price?.cents)
             $0.bind(nowMilliseconds)
             $0.bind(data)
+            $0.bind(history)
             $0.bind(quote.id.rawValue)
         }
-        return try appendQuoteEvent(quote, from: from, data: data)
+        return event
     }
 
-    /// Appends a new quote's two steps, `submitted` then its priced state, as two events and
-    /// two history rows in one statement each (consecutive sequence numbers: the write lock
-    /// is held and a multi-row insert numbers its rows in order).
+    /// Appends a new quote's two steps, `submitted` then its priced state, as two events in
+    /// one statement (consecutive sequence numbers: the write lock is held and a multi-row
+    /// insert numbers its rows in order).
     private func appendSubmissionEvents(
         _ submitted: Quote, data submittedData: Data, priced: Quote, data pricedData: Data
     ) throws -> [StoredEvent] {
@@ -321,44 +347,11 @@ final class Batch {
             $0.bind(pricedData)
         }
         let pricedSeq = db.lastInsertedRowID
-        let submittedSeq = pricedSeq - 1
-        let history = try db.cachedStatement(
-            sql: """
-                INSERT INTO quote_history (quote_id, seq, from_state, to_state, at)
-                VALUES (?, ?, NULL, ?, ?), (?, ?, ?, ?, ?)
-                """)
-        try history.execute {
-            $0.bind(id)
-            $0.bind(submittedSeq)
-            $0.bind(QuoteStatus.submitted.rawValue)
-            $0.bind(nowMilliseconds)
-            $0.bind(id)
-            $0.bind(pricedSeq)
-            $0.bind(QuoteStatus.submitted.rawValue)
-            $0.bind(priced.status.rawValue)
-            $0.bind(nowMilliseconds)
-        }
         let at = SQLiteQuoteStore.date(nowMilliseconds)
         return [
-            StoredEvent(seq: submittedSeq, at: at, kind: .quote(from: nil, quote: submitted)),
+            StoredEvent(seq: pricedSeq - 1, at: at, kind: .quote(from: nil, quote: submitted)),
             StoredEvent(seq: pricedSeq, at: at, kind: .quote(from: .submitted, quote: priced)),
         ]
-    }
-
-    private func appendQuoteEvent(_ quote: Quote, from: QuoteStatus?, data: Data) throws -> StoredEvent {
-        let event = try appendEvent(
-            type: "quote.\(quote.status.rawValue)", quote: quote.id, mechanic: quote.mechanic?.id, from: from,
-            to: quote.status, data: data, kind: .quote(from: from, quote: quote))
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO quote_history (quote_id, seq, from_state, to_state, at) VALUES (?, ?, ?, ?, ?)")
-        try statement.execute {
-            $0.bind(quote.id.rawValue)
-            $0.bind(event.seq)
-            $0.bind(from?.rawValue)
-            $0.bind(quote.status.rawValue)
-            $0.bind(nowMilliseconds)
-        }
-        return event
     }
 
     private func appendEvent(

@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import QuoteCore
 
 extension SQLiteQuoteStore {
     /// The versioned schema. Migrations only ever append: a released one is never edited.
@@ -70,6 +72,41 @@ extension SQLiteQuoteStore {
                     );
                     """)
         }
+        migrator.registerMigration("v2: history in the quote row") { db in
+            try db.execute(sql: "ALTER TABLE quotes ADD COLUMN history BLOB NOT NULL DEFAULT x''")
+            try foldHistory(db)
+            try db.execute(sql: "DROP TABLE quote_history")
+        }
         return migrator
+    }
+
+    /// Moves every `quote_history` row into its quote's `history` column (``HistoryCodec``),
+    /// one quote at a time in sequence order.
+    private static func foldHistory(_ db: Database) throws {
+        let update = try db.makeStatement(sql: "UPDATE quotes SET history = ? WHERE id = ?")
+        var quote: Int64?
+        var steps: [HistoryStep] = []
+        func flush() throws {
+            guard let quote, !steps.isEmpty else { return }
+            try update.execute(arguments: [HistoryCodec.appending(steps, to: Data()), quote])
+            steps.removeAll(keepingCapacity: true)
+        }
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT quote_id, seq, from_state, to_state, at FROM quote_history ORDER BY quote_id, seq")
+        while let row = try rows.next() {
+            let id: Int64 = row[0]
+            if id != quote {
+                try flush()
+                quote = id
+            }
+            let from: String? = row[2]
+            let to: String = row[3]
+            guard let toState = QuoteStatus(rawValue: to), from == nil || QuoteStatus(rawValue: from!) != nil else {
+                throw QuoteCodec.CorruptRecord(description: "quote \(id) has a history step \(from ?? "-") -> \(to)")
+            }
+            steps.append(
+                HistoryStep(from: from.flatMap(QuoteStatus.init(rawValue:)), to: toState, seq: row[1], at: row[4]))
+        }
+        try flush()
     }
 }

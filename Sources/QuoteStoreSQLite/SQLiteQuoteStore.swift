@@ -197,16 +197,12 @@ public final class SQLiteQuoteStore: QuoteStore {
     public func quote(_ id: QuoteID) throws(StoreError) -> QuoteRecord? {
         try read { db in
             guard
-                let data = try Data.fetchOne(db, sql: "SELECT data FROM quotes WHERE id = ?", arguments: [id.rawValue])
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT data, history FROM quotes WHERE id = ?", arguments: [id.rawValue])
             else { return nil }
-            let quote = try QuoteCodec.decodeQuote(data)
-            let history = try Row.fetchAll(
-                db, sql: "SELECT from_state, to_state, at, seq FROM quote_history WHERE quote_id = ? ORDER BY seq",
-                arguments: [id.rawValue]
-            ).map { row in
-                StateChange(
-                    from: (row[0] as String?).flatMap(QuoteStatus.init(rawValue:)),
-                    to: QuoteStatus(rawValue: row[1]) ?? .submitted, at: Self.date(row[2]), seq: row[3])
+            let quote = try QuoteCodec.decodeQuote(row[0])
+            let history = try HistoryCodec.decode(row[1]).map { step in
+                StateChange(from: step.from, to: step.to, at: Self.date(step.at), seq: step.seq)
             }
             return QuoteRecord(quote: quote, history: history)
         }

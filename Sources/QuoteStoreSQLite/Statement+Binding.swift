@@ -74,6 +74,19 @@ extension Statement {
         return try Data.fetchOne(self)
     }
 
+    /// Binds the statement's parameters with `body` and fetches the first two columns of the
+    /// first row as data, if any. Read through a cursor: `Row.fetchOne` copies the row and
+    /// builds its column names first.
+    func fetchTwoData(binding body: (inout Bindings) -> Void) throws -> (Data, Data)? {
+        bind(body)
+        let cursor = try Row.fetchCursor(self)
+        // The row reads the statement in place: it is valid only while the cursor lives.
+        return try withExtendedLifetime(cursor) {
+            guard let row = try cursor.next() else { return nil }
+            return (row[0], (row[1] as Data?) ?? Data())
+        }
+    }
+
     private func bind(_ body: (inout Bindings) -> Void) {
         // Clear any error left by a failed last step first: GRDB resets again below, and
         // treats a failing reset there as a programming error.

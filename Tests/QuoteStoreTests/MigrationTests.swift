@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import QuoteCore
+import QuoteStore
+import Testing
+
+@testable import QuoteStoreSQLite
+
+@Suite("Schema migrations and the stored history")
+struct MigrationTests {
+    let directory = TemporaryDirectory()
+
+    @Test("a v1 file's history rows move into their quotes' rows, and later steps append to them")
+    func historyMovesIntoTheQuoteRow() throws {
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        let milliseconds: Int64 = 1_700_000_000_000
+        let request = try QuoteBuilder(StoreFixtures.submission()).build(in: .standard, at: at)
+        let ready = try Quote(id: QuoteID(7), request: request, submittedAt: at).priced(
+            currency: Catalog.standard.currency, at: at)
+        // The file as schema v1 left it: a ready quote whose two steps are quote_history rows.
+        do {
+            let queue = try DatabaseQueue(path: directory.database)
+            try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v1: catalog, quotes, history, events")
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
+                        VALUES (7, 'ready', 'USD', ?, ?, ?)
+                        """, arguments: [milliseconds, milliseconds, QuoteCodec.encode(ready)])
+                try db.execute(
+                    sql: """
+                        INSERT INTO events (at, type, quote_id, from_state, to_state, data)
+                        VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', ?2), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
+                        """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+                try db.execute(
+                    sql: """
+                        INSERT INTO quote_history (quote_id, seq, from_state, to_state, at)
+                        VALUES (7, 1, NULL, 'submitted', ?1), (7, 2, 'submitted', 'ready', ?1)
+                        """, arguments: [milliseconds])
+            }
+        }
+
+        let store = try StoreFixtures.open(directory.database)
+        let migrated = try #require(try store.quote(QuoteID(7)))
+        #expect(migrated.quote == ready)
+        #expect(
+            migrated.history == [
+                StateChange(from: nil, to: .submitted, at: at, seq: 1),
+                StateChange(from: .submitted, to: .ready, at: at, seq: 2),
+            ])
+        let tableLeft = try DatabaseQueue(path: directory.database).read { db in
+            try db.tableExists("quote_history")
+        }
+        #expect(!tableLeft)
+
+        let booked = try store.apply([.book(QuoteID(7), mechanic: nil)])[0].get()
+        let after = try #require(try store.quote(QuoteID(7)))
+        #expect(after.history.map(\.to) == [.submitted, .ready, .booked])
+        #expect(after.history.last?.from == .ready)
+        #expect(after.history.last?.seq == booked.events.first?.seq)
+    }
+
+    @Test("a stored history step reads back as written, for every pair of states")
+    func historyRoundTrips() throws {
+        let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases
+        let steps = states.enumerated().flatMap { index, from in
+            QuoteStatus.allCases.map { to in
+                HistoryStep(from: from, to: to, seq: Int64(index) << 40 | 12_345, at: -1 - Int64(index))
+            }
+        }
+        let half = steps.count / 2
+        let stored = HistoryCodec.appending(
+            Array(steps[half...]), to: HistoryCodec.appending(Array(steps[..<half]), to: Data()))
+        #expect(try HistoryCodec.decode(stored) == steps)
+        #expect(try HistoryCodec.decode(Data()).isEmpty)
+    }
+
+    @Test("a truncated or unknown stored history is refused, not misread")
+    func corruptHistoryIsRefused() throws {
+        let stored = HistoryCodec.appending(
+            [HistoryStep(from: .ready, to: .booked, seq: 3, at: 4)], to: Data())
+        #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(stored.dropLast()) }
+        var unknownState = stored
+        unknownState[unknownState.startIndex + 2] = 9
+        #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(unknownState) }
+        var otherVersion = stored
+        otherVersion[otherVersion.startIndex] = 2
+        #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(otherVersion) }
+    }
+}
