@@ -249,11 +249,18 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent] {
         try read { db in
-            try Row.fetchAll(
+            let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT seq, at, type, quote_id, from_state, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                arguments: [after, limit]
-            ).map(Self.event)
+                arguments: [after, limit])
+            return try rows.indices.map { index in
+                try Self.event(rows[index]) { seq in
+                    if index + 1 < rows.count { return rows[index + 1] }
+                    return try Row.fetchOne(
+                        db, sql: "SELECT seq, at, type, quote_id, from_state, data FROM events WHERE seq = ?",
+                        arguments: [seq])
+                }
+            }
         }
     }
 
@@ -339,7 +346,13 @@ public final class SQLiteQuoteStore: QuoteStore {
         Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
     }
 
-    static func event(_ row: Row) throws -> StoredEvent {
+    /// The event in `row`; `next(seq)` reads the row of event `seq`, for a `quote.submitted`
+    /// stored without its quote.
+    ///
+    /// A new quote's `quote.submitted` is written without data: its quote is the one in the
+    /// event after it (same quote, same statement, priced), back at its first state. Pruning
+    /// deletes a prefix of the log, so that event is there whenever this one is.
+    static func event(_ row: Row, next: (Int64) throws -> Row?) throws -> StoredEvent {
         let seq: Int64 = row[0]
         let at = date(row[1])
         let type: String = row[2]
@@ -349,6 +362,13 @@ public final class SQLiteQuoteStore: QuoteStore {
         switch type {
         case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quoteID)
         case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quoteID)
+        case "quote.submitted" where data.isEmpty:
+            guard let priced = try next(seq + 1), QuoteID(priced[3]) == quoteID else {
+                throw QuoteCodec.CorruptRecord(
+                    description: "event \(seq) (quote.submitted) has no priced event after it")
+            }
+            let quote = try QuoteCodec.decodeQuote(priced[5])
+            kind = .quote(from: nil, quote: Quote(id: quote.id, request: quote.request, submittedAt: quote.submittedAt))
         default:
             kind = .quote(
                 from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))

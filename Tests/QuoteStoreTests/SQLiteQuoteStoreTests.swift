@@ -167,6 +167,29 @@ struct SQLiteQuoteStoreTests {
         #expect(doubleBookings(in: events).isEmpty)
     }
 
+    @Test(
+        "the log reads back exactly the events the commands returned, wherever a page ends",
+        arguments: [1, 2, 3, 100])
+    func logReadsBackAsReturned(pageSize: Int) throws {
+        let store = try StoreFixtures.open(directory.database)
+        let results = try store.apply([
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: true),
+            .submit(StoreFixtures.submission(trim: nil), idempotencyKey: nil, book: false),
+            .submit(StoreFixtures.submission(name: "Second"), idempotencyKey: nil, book: false),
+        ])
+        let ready = try results[2].get().quote.id
+        let completed =
+            try store.apply([.book(ready, mechanic: nil)])[0].get().events
+            + store.apply([.complete(ready)])[0].get().events
+        let returned = try results.flatMap { try $0.get().events } + completed
+        var read: [StoredEvent] = []
+        while let page = Optional(try store.events(after: read.last?.seq ?? 0, limit: pageSize)), !page.isEmpty {
+            read += page
+        }
+        #expect(read == returned)
+        #expect(read.filter { if case .quote(nil, _) = $0.kind { true } else { false } }.count == 3)
+    }
+
     @Test("pruning keeps what the retention promises and never reuses a sequence number")
     func pruning() throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
