@@ -97,7 +97,7 @@ final class Batch {
     private func submit(_ submission: Submission, key: String?, book: Bool) throws -> CommandOutcome {
         if let key {
             let statement = try db.cachedStatement(sql: "SELECT data FROM quotes WHERE idempotency_key = ?")
-            if let data = try statement.fetchData(binding: { $0.bind(key) }) {
+            if let data = try statement.fetchFirst(binding: { $0.bind(key) }, { $0.data(0) }) {
                 return CommandOutcome(quote: try QuoteCodec.decodeQuote(data), events: [], replayed: true)
             }
         }
@@ -193,10 +193,16 @@ final class Batch {
                 AND quote_id IS NULL
                 RETURNING id, name, skill
                 """)
-        guard let row = try Row.fetchOne(statement, arguments: [quote.rawValue, minimumSkill.rawValue]) else {
-            return nil
-        }
-        return Mechanic(id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior)
+        return try statement.fetchFirst(
+            binding: {
+                $0.bind(quote.rawValue)
+                $0.bind(Int64(minimumSkill.rawValue))
+            },
+            { row in
+                Mechanic(
+                    id: MechanicID(row.int64(0)), name: row.string(1),
+                    skill: Skill(rawValue: Int(row.int64(2))) ?? .junior)
+            })
     }
 
     /// Frees `mechanic` from `quote`, appending `mechanic.free`.
@@ -250,7 +256,10 @@ final class Batch {
 
     private func load(_ id: QuoteID) throws -> Stored {
         let statement = try db.cachedStatement(sql: "SELECT data, history FROM quotes WHERE id = ?")
-        guard let (data, history) = try statement.fetchTwoData(binding: { $0.bind(id.rawValue) }) else {
+        guard
+            let (data, history) = try statement.fetchFirst(
+                binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
+        else {
             throw QuoteError(.unknownQuote, "no quote \(id)")
         }
         return Stored(quote: try QuoteCodec.decodeQuote(data), history: history)
