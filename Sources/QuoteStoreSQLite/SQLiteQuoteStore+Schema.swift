@@ -99,13 +99,15 @@ extension SQLiteQuoteStore {
                 try flush()
                 quote = id
             }
-            let from: String? = row[2]
-            let to: String = row[3]
-            guard let toState = QuoteStatus(rawValue: to), from == nil || QuoteStatus(rawValue: from!) != nil else {
-                throw QuoteCodec.CorruptRecord(description: "quote \(id) has a history step \(from ?? "-") -> \(to)")
+            let fromName: String? = row[2]
+            let toName: String = row[3]
+            // nil: no from-state (the first step); .some(nil): a name that is no state.
+            let from = fromName.map(QuoteStatus.init(rawValue:))
+            guard let to = QuoteStatus(rawValue: toName), from != .some(nil) else {
+                throw QuoteCodec.CorruptRecord(
+                    description: "quote \(id) has a history step \(fromName ?? "-") -> \(toName)")
             }
-            steps.append(
-                HistoryStep(from: from.flatMap(QuoteStatus.init(rawValue:)), to: toState, seq: row[1], at: row[4]))
+            steps.append(HistoryStep(from: from ?? nil, to: to, seq: row[1], at: row[4]))
         }
         try flush()
     }

@@ -258,16 +258,13 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent] {
         try read { db in
+            let columns = "SELECT seq, at, type, quote_id, from_state, data FROM events"
             let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT seq, at, type, quote_id, from_state, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                arguments: [after, limit])
+                db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
             return try rows.indices.map { index in
                 try Self.event(rows[index]) { seq in
                     if index + 1 < rows.count { return rows[index + 1] }
-                    return try Row.fetchOne(
-                        db, sql: "SELECT seq, at, type, quote_id, from_state, data FROM events WHERE seq = ?",
-                        arguments: [seq])
+                    return try Row.fetchOne(db, sql: "\(columns) WHERE seq = ?", arguments: [seq])
                 }
             }
         }
