@@ -97,12 +97,15 @@ public final class CommandServer: Service {
         onReady(endpoints)
 
         let engine = Engine(store: store, configuration: configuration, logger: logger)
-        let worker = try StoreWorker(stage: StoreStage(store: store, logger: logger))
+        let worker = try StoreWorker(stage: StoreStage(store: store, logger: logger), maxBatch: configuration.maxBatch)
+        {
+            [store] in Engine.newBatch(for: store)
+        }
         defer { worker.stop() }
         var poller = Poller()
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
-        // With a full batch waiting, only the store's answer matters: polling the ROUTER too
+        // With the batch being received full, only the store matters: polling the ROUTER too
         // would return at once, again and again, while messages wait in its queue.
         var storeOnly = Poller()
         storeOnly.register(fileDescriptor: worker.readyDescriptor)
@@ -110,67 +113,49 @@ public final class CommandServer: Service {
         var nextWatchdog = clock.now
         var nextPrune = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
-        // Received and parsed, waiting for the store.
-        var next = engine.newBatch()
-        var inFlight = false
-        // Gives an idle store the parsed batch, if there is one.
-        func handOver() {
-            guard !inFlight && !next.isEmpty else { return }
-            worker.submit(next)
-            next = engine.newBatch()
-            inFlight = true
-        }
+        var room = true
 
-        // Two stages in flight at most: while the store thread commits batch N, this thread
-        // sends batch N-1's replies and events and receives and parses batch N+1, message by
-        // message; when N is done, N+1 goes to the store at once, already parsed.
+        // While the store thread commits batch N, this thread replies to and publishes what
+        // was committed before it, and receives and decodes batch N+1 message by message,
+        // straight into the worker; when N is done, the store thread takes N+1 by itself.
         while !stopping.load(ordering: .relaxed) {
-            let full = next.count >= configuration.maxBatch
             let storeReady: Bool
             let routerReady: Bool
-            if full && inFlight {
-                try storeOnly.poll(timeout: pollInterval)
-                (storeReady, routerReady) = (storeOnly.isReadable(0), false)
-            } else {
+            if room {
                 try poller.poll(timeout: pollInterval)
                 (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
+            } else {
+                try storeOnly.poll(timeout: pollInterval)
+                (storeReady, routerReady) = (storeOnly.isReadable(0), false)
             }
-            var finished: Engine.Executed?
-            if inFlight && storeReady {
-                finished = worker.takeResult()
-                if finished != nil { inFlight = false }
+            if storeReady {
+                for executed in worker.takeResults() {
+                    try Self.send(engine.encode(executed), router: router, publisher: publisher)
+                }
+                room = worker.hasRoom
             }
-            handOver()
-            if let finished { try Self.send(engine.encode(finished), router: router, publisher: publisher) }
-            if routerReady || finished != nil {
-                while next.count < configuration.maxBatch, let message = try router.receiveMultipart(dontWait: true) {
-                    engine.parse(message, into: &next)
+            if room && (routerReady || storeReady) {
+                while let message = try router.receiveMultipart(dontWait: true) {
+                    room = worker.append(message, engine: engine)
+                    if !room { break }
                 }
             }
-            // An idle store takes what just arrived, without waiting for another poll.
-            handOver()
             let now = clock.now
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.notify("WATCHDOG=1")
                 nextWatchdog = now + interval
             }
             if now >= nextPrune {
-                // The store serializes this with the batch in flight (at most a batch's wait).
+                // The store serializes this with the batch being committed (at most its wait).
                 engine.prune()
                 nextPrune = now + .seconds(60)
             }
         }
-        // Finish what was received: the batch in flight, then any received after it.
-        while inFlight || !next.isEmpty {
-            if inFlight {
-                var waiting = Poller()
-                waiting.register(fileDescriptor: worker.readyDescriptor)
-                try waiting.poll(timeout: .seconds(1))
-                guard let finished = worker.takeResult() else { continue }
-                inFlight = false
-                try Self.send(engine.encode(finished), router: router, publisher: publisher)
-            } else {
-                handOver()
+        // Answer everything received: the batch being committed, then any received after it.
+        while !worker.isDrained {
+            try storeOnly.poll(timeout: .seconds(1))
+            for executed in worker.takeResults() {
+                try Self.send(engine.encode(executed), router: router, publisher: publisher)
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")

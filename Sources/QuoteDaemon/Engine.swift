@@ -71,6 +71,11 @@ struct Engine {
 
     /// An empty batch, priced in the current catalog's currency.
     func newBatch() -> Batch {
+        Self.newBatch(for: store)
+    }
+
+    /// An empty batch for `store`, priced in its catalog's currency of this moment.
+    static func newBatch(for store: any QuoteStore) -> Batch {
         Batch(replies: [], currency: store.currentCatalog.currency)
     }
 

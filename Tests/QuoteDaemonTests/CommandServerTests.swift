@@ -13,16 +13,90 @@ import ZeroMQ
 struct CommandServerTests {
     @Test("it serves on port 0, answers, publishes, and stops through graceful shutdown", .timeLimit(.minutes(1)))
     func servesAndShutsDown() async throws {
+        try await Self.withServer { endpoints in
+            #expect(endpoints.commands.hasPrefix("tcp://127.0.0.1:"))
+            #expect(!endpoints.commands.hasSuffix(":*"))
+
+            let reply = try Self.call(endpoints.commands, #"{"v":1,"op":"ping","id":7}"#)
+            #expect(reply.contains(#""pong":true"#))
+            #expect(reply.contains(#""id":7"#))
+        }
+    }
+
+    @Test(
+        "with batches of two, 600 pipelined requests are each answered once, in the order sent, and every event is published in sequence",
+        .timeLimit(.minutes(1)))
+    func smallBatchesKeepOrder() async throws {
+        try await Self.withServer(["maxBatch": 2]) { endpoints in
+            let context = try Context()
+            let subscriber = try Socket(context, type: .sub)
+            try subscriber.set(.linger, 0)
+            try subscriber.set(.receiveTimeout, 10_000)
+            try subscriber.set(.subscribe, [])
+            try subscriber.connect(endpoints.events)
+            let dealer = try Socket(context, type: .dealer)
+            try dealer.set(.linger, 0)
+            try dealer.set(.receiveTimeout, 10_000)
+            try dealer.connect(endpoints.commands)
+            // A subscription takes effect some time after connecting: submit until one event
+            // arrives, so that none of the burst's is missed.
+            var probes = 0
+            var heard = false
+            while !heard {
+                probes += 1
+                _ = try dealer.send(multipart: [[], Array(Self.submit(id: "probe-\(probes)").utf8)])
+                _ = try #require(try dealer.receiveMultipart())
+                try subscriber.set(.receiveTimeout, 100)
+                heard = try subscriber.receiveMultipart() != nil
+            }
+            try subscriber.set(.receiveTimeout, 10_000)
+            // The probes' other events are still on their way; skip up to the burst's.
+            let lastProbeSeq = Int64(probes * 2)
+
+            let count = 600
+            for index in 0..<count {
+                let body = index % 3 == 2 ? #"{"v":1,"op":"ping","id":"r-\#(index)"}"# : Self.submit(id: "w-\(index)")
+                _ = try dealer.send(multipart: [[], Array(body.utf8)])
+            }
+            var answered: [String] = []
+            var quoteIDs: [Int64] = []
+            for _ in 0..<count {
+                let reply = try #require(try dealer.receiveMultipart())
+                let object = try Self.object(try #require(reply.frames.last))
+                answered.append(try #require(object["id"] as? String))
+                if let quote = object["quote"] as? [String: Any], let id = quote["id"] as? Int {
+                    quoteIDs.append(Int64(id))
+                }
+            }
+            #expect(answered == (0..<count).map { $0 % 3 == 2 ? "r-\($0)" : "w-\($0)" })
+            #expect(quoteIDs == quoteIDs.sorted() && Set(quoteIDs).count == quoteIDs.count)
+            #expect(quoteIDs.count == count / 3 * 2)
+
+            var seqs: [Int64] = []
+            while seqs.count < quoteIDs.count * 2 {
+                let event = try #require(try subscriber.receiveMultipart())
+                let seq = Int64(try #require(try Self.object(event.frames[1])["seq"] as? Int))
+                if seq > lastProbeSeq { seqs.append(seq) }
+            }
+            #expect(seqs == Array((lastProbeSeq + 1)...(lastProbeSeq + Int64(quoteIDs.count * 2))))
+        }
+    }
+
+    /// Runs `body` against a server on free loopback ports with its own state, configured by
+    /// `values`, then shuts the server down gracefully.
+    static func withServer(
+        _ values: [AbsoluteConfigKey: ConfigValue] = [:], _ body: (CommandServer.Endpoints) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = try DaemonConfiguration(
-            reader: ConfigReader(
-                provider: InMemoryProvider(values: [
-                    "endpoint": "tcp://127.0.0.1:*", "events": "tcp://127.0.0.1:*",
-                    "stateDirectory": .init(.string(directory), isSecret: false),
-                ])))
+        var settings: [AbsoluteConfigKey: ConfigValue] = [
+            "endpoint": "tcp://127.0.0.1:*", "events": "tcp://127.0.0.1:*",
+            "stateDirectory": .init(.string(directory), isSecret: false),
+        ]
+        settings.merge(values) { $1 }
+        let configuration = try DaemonConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: settings)))
         let logger = Logger(label: "test.server")
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
         let ready = AsyncStream<CommandServer.Endpoints>.makeStream()
@@ -35,16 +109,24 @@ struct CommandServerTests {
             tasks.addTask { try await group.run() }
             var iterator = ready.stream.makeAsyncIterator()
             let endpoints = try #require(await iterator.next())
-            #expect(endpoints.commands.hasPrefix("tcp://127.0.0.1:"))
-            #expect(!endpoints.commands.hasSuffix(":*"))
-
-            let reply = try Self.call(endpoints.commands, #"{"v":1,"op":"ping","id":7}"#)
-            #expect(reply.contains(#""pong":true"#))
-            #expect(reply.contains(#""id":7"#))
-
+            do {
+                try await body(endpoints)
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
+            }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
+    }
+
+    /// A valid submission, auto-priced, with request id `id`.
+    static func submit(id: String) -> String {
+        #"{"v":1,"op":"submit","id":"\#(id)","customer":{"name":"Reza","email":"reza@example.com","address":"1 Main St"},"car":{"make":"Honda","model":"Civic","year":2015,"trim":"EX"},"services":["Oil Change"]}"#
+    }
+
+    static func object(_ bytes: [UInt8]) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
 
     /// One request over a fresh REQ socket, on a thread of its own (sockets block).
