@@ -4,88 +4,99 @@ import QuoteCore
 /// Writes JSON straight into a byte buffer. Replies and events go out through this, not
 /// `JSONEncoder`: on this machine Foundation's encoder manages a few tens of thousands of
 /// nested quotes a second, a fraction of what one I/O thread must publish.
+///
+/// The bytes go into a buffer of its own (``Output``), not an `Array`: every `append` to an
+/// array checks that its storage is unique and has room, and `append(contentsOf:)` goes
+/// through a generic path; those were 40% of a reply's 31,000 instructions (callgrind,
+/// `quoted-bench codec`). Which containers need a comma before their next value is a bit
+/// per nesting level, not an array of flags.
 struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
-    private var needsComma: [Bool] = []
+    private let output: Output
+    /// Bit `n` set: the container at depth `n` has a value, so the next one needs a comma.
+    private var commas: UInt64 = 0
+    private var depth = 0
 
     init(capacity: Int = 1_024) {
-        bytes.reserveCapacity(capacity)
+        output = Output(capacity: capacity)
     }
+
+    /// What has been written.
+    var bytes: [UInt8] { output.array }
 
     mutating func beginObject() {
         separator()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        output.append(UInt8(ascii: "{"))
+        push()
     }
 
     mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma.removeLast()
+        output.append(UInt8(ascii: "}"))
+        depth -= 1
     }
 
     mutating func beginArray() {
         separator()
-        bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        output.append(UInt8(ascii: "["))
+        push()
     }
 
     mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
-        needsComma.removeLast()
+        output.append(UInt8(ascii: "]"))
+        depth -= 1
+    }
+
+    private mutating func push() {
+        precondition(depth < 63, "JSON nested deeper than 63 levels")
+        depth += 1
+        commas &= ~(1 << UInt64(depth))
     }
 
     /// Writes `"name":` inside an object.
     mutating func key(_ name: StaticString) {
         separator()
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        // Two appends, not an array literal: that allocated an array per key.
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
-        needsComma[needsComma.count - 1] = false
+        output.append(UInt8(ascii: "\""))
+        output.append(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(UInt8(ascii: "\""), UInt8(ascii: ":"))
+        valueFollows()
     }
 
     /// Writes a dynamic key, escaped.
     mutating func key(dynamic name: String) {
         string(name)
-        bytes.append(UInt8(ascii: ":"))
-        needsComma[needsComma.count - 1] = false
+        output.append(UInt8(ascii: ":"))
+        valueFollows()
+    }
+
+    /// After a key: its value takes no comma.
+    private mutating func valueFollows() {
+        commas &= ~(1 << UInt64(depth))
     }
 
     mutating func string(_ value: String) {
         separator()
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
             // Most text needs no escaping: copy it whole, and only byte by byte when it does.
             guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                bytes.append(contentsOf: utf8)
+                output.append(UnsafeRawBufferPointer(utf8))
                 return
             }
             for byte in utf8 {
                 switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                    bytes.append(92)
-                    bytes.append(byte)
-                case 0x0A: escape(UInt8(ascii: "n"))
-                case 0x0D: escape(UInt8(ascii: "r"))
-                case 0x09: escape(UInt8(ascii: "t"))
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(92, byte)
+                case 0x0A: output.append(92, UInt8(ascii: "n"))
+                case 0x0D: output.append(92, UInt8(ascii: "r"))
+                case 0x09: output.append(92, UInt8(ascii: "t"))
                 case 0..<0x20:
-                    escape(UInt8(ascii: "u"))
-                    bytes.append(48)
-                    bytes.append(48)
-                    bytes.append(Self.hexDigit(byte >> 4))
-                    bytes.append(Self.hexDigit(byte & 0xF))
-                default: bytes.append(byte)
+                    output.append(92, UInt8(ascii: "u"))
+                    output.append(48, 48)
+                    output.append(Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF))
+                default: output.append(byte)
                 }
             }
         }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private mutating func escape(_ letter: UInt8) {
-        bytes.append(92)
-        bytes.append(letter)
+        output.append(UInt8(ascii: "\""))
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {
@@ -97,27 +108,27 @@ struct JSONWriter {
         appendDigits(value)
     }
 
-    /// Writes the decimal digits of `value`, without going through a `String`.
-    private mutating func appendDigits(_ value: Int64, width: Int = 1) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // Least significant digit first, then turned around in place.
-        let start = bytes.count
+    /// Writes the decimal digits of `value`, at least `width` of them (zero-padded, at most
+    /// 19), without going through a `String`.
+    private func appendDigits(_ value: Int64, width: Int = 1) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        repeat {
-            bytes.append(48 + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0 || bytes.count - start < width
-        var (low, high) = (start, bytes.count - 1)
-        while low < high {
-            bytes.swapAt(low, high)
-            low += 1
-            high -= 1
+        // Least significant digit first, from the end of a small buffer on the stack.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = 48 + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0 || digits.count - start < width
+            output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start...])))
         }
     }
 
     mutating func bool(_ value: Bool) {
         separator()
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        let text: StaticString = value ? "true" : "false"
+        output.append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Writes `value` as RFC 3339 in UTC with milliseconds (`2026-11-23T02:40:00.123Z`),
@@ -138,22 +149,21 @@ struct JSONWriter {
             return
         }
         separator()
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
         appendDigits(year, width: 4)
-        bytes.append(UInt8(ascii: "-"))
+        output.append(UInt8(ascii: "-"))
         appendDigits(month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
+        output.append(UInt8(ascii: "-"))
         appendDigits(day, width: 2)
-        bytes.append(UInt8(ascii: "T"))
+        output.append(UInt8(ascii: "T"))
         appendDigits(millisecondOfDay / 3_600_000, width: 2)
-        bytes.append(UInt8(ascii: ":"))
+        output.append(UInt8(ascii: ":"))
         appendDigits(millisecondOfDay / 60_000 % 60, width: 2)
-        bytes.append(UInt8(ascii: ":"))
+        output.append(UInt8(ascii: ":"))
         appendDigits(millisecondOfDay / 1_000 % 60, width: 2)
-        bytes.append(UInt8(ascii: "."))
+        output.append(UInt8(ascii: "."))
         appendDigits(millisecondOfDay % 1_000, width: 3)
-        bytes.append(UInt8(ascii: "Z"))
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "Z"), UInt8(ascii: "\""))
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
@@ -205,10 +215,63 @@ struct JSONWriter {
         date(value)
     }
 
-    private mutating func separator() {
-        guard let last = needsComma.last else { return }
-        if last { bytes.append(UInt8(ascii: ",")) }
-        needsComma[needsComma.count - 1] = true
+    /// Before a value: a comma if its container already has one (none at the top level).
+    @inline(__always) private mutating func separator() {
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << UInt64(depth)
+        if commas & bit != 0 { output.append(UInt8(ascii: ",")) }
+        commas |= bit
+    }
+}
+
+/// The writer's bytes: one allocation, grown by doubling, written through a pointer.
+private final class Output {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    @inline(__always) func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always) func append(_ first: UInt8, _ second: UInt8) {
+        if count + 2 > capacity { grow(to: count + 2) }
+        base[count] = first
+        base[count + 1] = second
+        count += 2
+    }
+
+    @inline(__always) func append(_ bytes: UnsafeRawBufferPointer) {
+        let length = bytes.count
+        if count + length > capacity { grow(to: count + length) }
+        let target = base + count
+        if length <= 16 {
+            // Keys, numbers, short names: a call to memcpy costs more than the bytes.
+            for index in 0..<length { target[index] = bytes[index] }
+        } else if let source = bytes.baseAddress {
+            target.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: length)
+        }
+        count += length
+    }
+
+    private func grow(to needed: Int) {
+        let newCapacity = max(capacity * 2, needed)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        grown.initialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
     }
 }
 
@@ -333,7 +396,7 @@ extension JSONWriter {
     /// Writes a value already encoded as JSON, such as a quote shared by a reply and an event.
     mutating func raw(_ json: [UInt8]) {
         separator()
-        bytes.append(contentsOf: json)
+        json.withUnsafeBytes { output.append($0) }
     }
 
     mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote? = nil) {

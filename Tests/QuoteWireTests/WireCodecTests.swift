@@ -57,6 +57,19 @@ struct WireCodecTests {
         #expect(try JSONSerialization.jsonObject(with: Data(bytes)) is [String: Any])
     }
 
+    @Test("a reply many times the writer's first buffer, with extreme numbers, reads back whole")
+    func largeReply() throws {
+        let codec = WireCodec()
+        let quote = WireQuote(try Self.quote(completed: true))
+        var reply = WireReply.success(.number(Int64.min))
+        reply.quotes = Array(repeating: quote, count: 300)
+        reply.next = Int64.max
+        reply.lastSeq = 0
+        let bytes = codec.encode(reply)
+        #expect(bytes.count > 200_000)
+        #expect(try codec.decode(WireReply.self, from: bytes) == reply)
+    }
+
     @Test("a quote encoded once splices into a reply and an event byte for byte", arguments: [false, true])
     func splicedQuote(completed: Bool) throws {
         let codec = WireCodec()
