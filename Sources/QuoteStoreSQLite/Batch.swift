@@ -267,15 +267,14 @@ final class Batch {
 
     /// The next quote id: one more than the highest, read once per batch under the write lock
     /// (a failed submission's id is rolled back with its savepoint, so it is not reused early:
-    /// the counter only moves on). Ids are never reused (`AUTOINCREMENT`).
+    /// the counter only moves on). Ids are never reused: quotes are never deleted.
     private func nextQuoteID() throws -> QuoteID {
         let last: Int64
         if let known = lastQuoteID {
             last = known
         } else {
             let statement = try db.cachedStatement(
-                sql: "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'quotes'), 0), "
-                    + "coalesce((SELECT max(id) FROM quotes), 0))")
+                sql: "SELECT coalesce(max(id), 0) FROM quotes")
             last = try Int64.fetchOne(statement) ?? 0
         }
         lastQuoteID = last + 1

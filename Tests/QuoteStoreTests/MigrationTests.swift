@@ -60,6 +60,73 @@ struct MigrationTests {
         #expect(after.history.last?.seq == booked.events.first?.seq)
     }
 
+    @Test(
+        "a v2 file's quotes survive the v3 rebuild whole: ids go on from the highest, a booking still holds its mechanic, a key still answers once"
+    )
+    func quotesSurviveTheRebuild() throws {
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        let milliseconds: Int64 = 1_700_000_000_000
+        let request = try QuoteBuilder(StoreFixtures.submission()).build(in: .standard, at: at)
+        let ready = try Quote(id: QuoteID(7), request: request, submittedAt: at).priced(
+            currency: Catalog.standard.currency, at: at)
+        let mechanic = try #require(Catalog.standard.mechanic(named: "Joe Murphy"))
+        let booked = try Quote(id: QuoteID(12), request: request, submittedAt: at).priced(
+            currency: Catalog.standard.currency, at: at
+        ).booked(with: mechanic, at: at)
+        let history = HistoryCodec.appending(
+            [
+                HistoryStep(from: nil, to: .submitted, seq: 1, at: milliseconds),
+                HistoryStep(from: .submitted, to: .ready, seq: 2, at: milliseconds),
+            ], to: Data())
+        // The file as schema v2 left it: a ready quote submitted with a key, and a booked one
+        // holding its mechanic.
+        do {
+            let queue = try DatabaseQueue(path: directory.database)
+            try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v2: history in the quote row")
+            try queue.write { db in
+                try db.execute(
+                    sql: "INSERT INTO mechanics (id, name, skill, quote_id, free_since) VALUES (?, ?, ?, NULL, 0)",
+                    arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
+                try db.execute(
+                    sql: """
+                        INSERT INTO quotes (id, state, idempotency_key, mechanic_id, currency, submitted_at, updated_at, data, history)
+                        VALUES (7, 'ready', 'key-7', NULL, 'USD', ?1, ?1, ?2, ?4),
+                               (12, 'booked', NULL, ?5, 'USD', ?1, ?1, ?3, ?4)
+                        """,
+                    arguments: [
+                        milliseconds, QuoteCodec.encode(ready), QuoteCodec.encode(booked), history,
+                        mechanic.id.rawValue,
+                    ])
+                try db.execute(
+                    sql: "UPDATE mechanics SET quote_id = 12, free_since = NULL WHERE id = ?",
+                    arguments: [mechanic.id.rawValue])
+            }
+        }
+
+        let store = try StoreFixtures.open(directory.database)
+        #expect(try store.quote(QuoteID(7))?.quote == ready)
+        #expect(try store.quote(QuoteID(12))?.quote == booked)
+        #expect(try store.integrityViolations().isEmpty)
+        #expect(try store.mechanics().first { $0.mechanic.id == mechanic.id }?.quote == QuoteID(12))
+
+        let again = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-7", book: false)])[0]
+            .get()
+        #expect(again.replayed && again.quote.id == QuoteID(7))
+        let next = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-13", book: false)])[0]
+            .get()
+        #expect(next.quote.id == QuoteID(13))
+
+        let (plan, sequenced) = try DatabaseQueue(path: directory.database).read { db in
+            let plan = try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN SELECT data FROM quotes WHERE idempotency_key = 'key-13'"
+            ).map { $0["detail"] as String }
+            let sequenced = try String.fetchAll(db, sql: "SELECT name FROM sqlite_sequence")
+            return (plan, sequenced)
+        }
+        #expect(plan.contains { $0.contains("quotes_by_idempotency_key") }, "\(plan)")
+        #expect(!sequenced.contains("quotes"))
+    }
+
     @Test("a stored history step reads back as written, for every pair of states")
     func historyRoundTrips() throws {
         let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases
