@@ -28,6 +28,36 @@ public struct SystemdNotifier: Sendable {
     /// Whether a notify socket was given.
     public var isEnabled: Bool { path != nil }
 
+    /// Runs `body` (a start-up step that may take long, such as opening a store that must
+    /// migrate every row first) while telling systemd, every `interval`, to wait three
+    /// intervals more for `READY=1` (`EXTEND_TIMEOUT_USEC`), with `status` as the unit's
+    /// status. A migration of a large store outlasts the unit's `TimeoutStartSec`; killed,
+    /// it would roll back and start over at every restart. Without systemd it just runs
+    /// `body`.
+    public func extendingStartTimeout<T>(
+        every interval: Duration = .seconds(10), status: String, _ body: () throws -> T
+    ) rethrows -> T {
+        guard isEnabled else { return try body() }
+        let finished = DispatchSemaphore(value: 0)
+        let stopped = DispatchSemaphore(value: 0)
+        let microseconds = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
+        let extend = "EXTEND_TIMEOUT_USEC=\(microseconds * 3)\nSTATUS=\(status)"
+        let thread = Thread { [self] in
+            notify(extend)
+            while finished.wait(timeout: .now() + .microseconds(Int(microseconds))) == .timedOut {
+                notify(extend)
+            }
+            stopped.signal()
+        }
+        thread.name = "quoted-start"
+        thread.start()
+        defer {
+            finished.signal()
+            stopped.wait()
+        }
+        return try body()
+    }
+
     /// Sends `state` (newline-separated `KEY=value` lines); failures are ignored, as sd_notify does.
     public func notify(_ state: String) {
         guard let path else { return }

@@ -19,9 +19,8 @@ struct Serve: AsyncParsableCommand {
         let (level, logger) = Startup.bootstrapLogging()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
 
-        let notifier = SystemdNotifier()
         let server = CommandServer(
-            configuration: daemon.configuration, store: daemon.store, logger: logger, notifier: notifier)
+            configuration: daemon.configuration, store: daemon.store, logger: logger, notifier: daemon.notifier)
         let reload = ReloadService(logger: logger) {
             await Startup.reload(
                 options: options, current: daemon.configuration, store: daemon.store, level: level, logger: logger)
@@ -57,6 +56,7 @@ struct Repair: AsyncParsableCommand {
 struct Startup {
     let configuration: DaemonConfiguration
     let store: SQLiteQuoteStore
+    let notifier: SystemdNotifier
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
     static func bootstrapLogging() -> (SharedLogLevel, Logger) {
@@ -94,10 +94,16 @@ struct Startup {
         }
         storeConfiguration.retention = EventRetention(
             minimumAge: .seconds(configuration.retentionHours * 3_600), minimumCount: configuration.retentionEvents)
+        let notifier = SystemdNotifier()
         let store: SQLiteQuoteStore
         do {
-            store = try SQLiteQuoteStore(
-                path: configuration.databasePath, catalog: catalog, configuration: storeConfiguration, logger: logger)
+            // A migration may rewrite every row (v3 took 22 s for 1M quotes): systemd is told
+            // to wait for it rather than kill it at TimeoutStartSec, which would roll it back.
+            store = try notifier.extendingStartTimeout(status: "opening the store (migrating it if needed)") {
+                try SQLiteQuoteStore(
+                    path: configuration.databasePath, catalog: catalog, configuration: storeConfiguration,
+                    logger: logger)
+            }
         } catch {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(74)
@@ -121,7 +127,7 @@ struct Startup {
                 "services": "\(catalog.services.count)", "violations": "\(violations.count)",
                 "synchronous": "\(synchronous)",
             ])
-        return Startup(configuration: configuration, store: store)
+        return Startup(configuration: configuration, store: store, notifier: notifier)
     }
 
     /// Applies what SIGHUP can change: log level and catalog. Reports what needs a restart.

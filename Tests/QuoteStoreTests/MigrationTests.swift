@@ -10,13 +10,21 @@ import Testing
 struct MigrationTests {
     let directory = TemporaryDirectory()
 
+    /// When the files of older schemas were written, in both forms.
+    static let at = Date(timeIntervalSince1970: 1_700_000_000)
+    static let milliseconds: Int64 = 1_700_000_000_000
+
+    /// Quote `id`, priced (ready) at ``at``.
+    static func ready(_ id: Int64) throws -> Quote {
+        let request = try QuoteBuilder(StoreFixtures.submission()).build(in: .standard, at: at)
+        return try Quote(id: QuoteID(id), request: request, submittedAt: at).priced(
+            currency: Catalog.standard.currency, at: at)
+    }
+
     @Test("a v1 file's history rows move into their quotes' rows, and later steps append to them")
     func historyMovesIntoTheQuoteRow() throws {
-        let at = Date(timeIntervalSince1970: 1_700_000_000)
-        let milliseconds: Int64 = 1_700_000_000_000
-        let request = try QuoteBuilder(StoreFixtures.submission()).build(in: .standard, at: at)
-        let ready = try Quote(id: QuoteID(7), request: request, submittedAt: at).priced(
-            currency: Catalog.standard.currency, at: at)
+        let (at, milliseconds) = (Self.at, Self.milliseconds)
+        let ready = try Self.ready(7)
         // The file as schema v1 left it: a ready quote whose two steps are quote_history rows.
         do {
             let queue = try DatabaseQueue(path: directory.database)
@@ -64,15 +72,10 @@ struct MigrationTests {
         "a v2 file's quotes survive the v3 rebuild whole: ids go on from the highest, a booking still holds its mechanic, a key still answers once"
     )
     func quotesSurviveTheRebuild() throws {
-        let at = Date(timeIntervalSince1970: 1_700_000_000)
-        let milliseconds: Int64 = 1_700_000_000_000
-        let request = try QuoteBuilder(StoreFixtures.submission()).build(in: .standard, at: at)
-        let ready = try Quote(id: QuoteID(7), request: request, submittedAt: at).priced(
-            currency: Catalog.standard.currency, at: at)
+        let (at, milliseconds) = (Self.at, Self.milliseconds)
+        let ready = try Self.ready(7)
         let mechanic = try #require(Catalog.standard.mechanic(named: "Joe Murphy"))
-        let booked = try Quote(id: QuoteID(12), request: request, submittedAt: at).priced(
-            currency: Catalog.standard.currency, at: at
-        ).booked(with: mechanic, at: at)
+        let booked = try Self.ready(12).booked(with: mechanic, at: at)
         let history = HistoryCodec.appending(
             [
                 HistoryStep(from: nil, to: .submitted, seq: 1, at: milliseconds),

@@ -20,6 +20,11 @@ struct OperationsTests {
             seen += datagram.split(separator: "\n").map(String.init)
         }
         #expect(seen.contains { $0.hasPrefix("STATUS=listening on tcp://127.0.0.1:") })
+        // Opening the store (which may migrate every row) asks systemd to wait, before READY.
+        let extended = try #require(seen.firstIndex { $0.hasPrefix("EXTEND_TIMEOUT_USEC=") }, "got \(seen)")
+        #expect(seen[extended] == "EXTEND_TIMEOUT_USEC=30000000")
+        #expect(seen.contains("STATUS=opening the store (migrating it if needed)"))
+        #expect(extended < seen.firstIndex(of: "READY=1")!)
         kill(daemon.process.processIdentifier, SIGTERM)
         while !seen.contains("STOPPING=1") {
             let datagram = try #require(listener.receive(timeoutMilliseconds: 10_000), "no STOPPING; got \(seen)")
