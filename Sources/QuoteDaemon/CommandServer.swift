@@ -97,10 +97,9 @@ public final class CommandServer: Service {
         onReady(endpoints)
 
         let engine = Engine(store: store, configuration: configuration, logger: logger)
-        let worker = try StoreWorker(stage: StoreStage(store: store, logger: logger), maxBatch: configuration.maxBatch)
-        {
-            [store] in Engine.newBatch(for: store)
-        }
+        let newBatch: @Sendable () -> Engine.Batch = { [store] in Engine.newBatch(for: store) }
+        let worker = try StoreWorker(
+            stage: StoreStage(store: store, logger: logger), maxBatch: configuration.maxBatch, newBatch: newBatch)
         defer { worker.stop() }
         var poller = Poller()
         let routerIndex = poller.register(router)
