@@ -1,21 +1,22 @@
 import Foundation
-import Logging
+public import Logging
 import QuoteCore
-import QuoteStore
+public import QuoteStore
 import QuoteWire
-import ZeroMQ
+public import ZeroMQ
 
 /// Turns a batch of received messages into replies and events, in three stages: ``parse``
 /// (decode and validate, on the I/O thread), ``StoreStage/execute(_:)`` (one store
 /// transaction for every write, then the reads, on the store thread) and ``encode(_:)`` (on
 /// the I/O thread again). No sockets here, so it can be tested on its own; ``CommandServer``
 /// receives, hands batches over and sends.
-struct Engine {
-    struct Output {
+public struct Engine {
+    /// What a batch of messages came to, ready for the sockets.
+    public struct Output {
         /// Multipart replies, each starting with the envelope it came with.
-        var replies: [[[UInt8]]] = []
+        public var replies: [[[UInt8]]] = []
         /// `[topic, body]` per committed event, in sequence order.
-        var events: [[[UInt8]]] = []
+        public var events: [[[UInt8]]] = []
     }
 
     struct Pending: Sendable {
@@ -51,14 +52,16 @@ struct Engine {
     let logger: Logger
     private let codec = WireCodec()
 
-    init(store: any QuoteStore, configuration: DaemonConfiguration, logger: Logger) {
+    /// An engine over `store`, refusing what `configuration` does not allow (message size).
+    public init(store: any QuoteStore, configuration: DaemonConfiguration, logger: Logger) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
     }
 
-    /// All three stages on the calling thread.
-    func handle(_ messages: [Multipart]) -> Output {
+    /// All three stages on the calling thread: what the daemon does with a batch, without its
+    /// threads and sockets (for tests and `quoted-bench engine`).
+    public func handle(_ messages: [Multipart]) -> Output {
         encode(StoreStage(store: store, logger: logger).execute(parse(messages)))
     }
 

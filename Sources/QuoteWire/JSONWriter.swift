@@ -8,10 +8,11 @@ import QuoteCore
 /// The bytes go into a buffer of its own (``Output``), not an `Array`: every `append` to an
 /// array checks that its storage is unique and has room, and `append(contentsOf:)` goes
 /// through a generic path; those were 40% of a reply's 31,000 instructions (callgrind,
-/// `quoted-bench codec`). Which containers need a comma before their next value is a bit
-/// per nesting level, not an array of flags.
-struct JSONWriter {
-    private let output: Output
+/// `quoted-bench codec`). The writer and its buffer are noncopyable structs, not a class,
+/// so that no access pays for a runtime exclusivity check. Which containers need a comma
+/// before their next value is a bit per nesting level, not an array of flags.
+struct JSONWriter: ~Copyable {
+    private var output: Output
     /// Bit `n` set: the container at depth `n` has a value, so the next one needs a comma.
     private var commas: UInt64 = 0
     private var depth = 0
@@ -108,21 +109,10 @@ struct JSONWriter {
         appendDigits(value)
     }
 
-    /// Writes the decimal digits of `value`, at least `width` of them (zero-padded, at most
-    /// 19), without going through a `String`.
-    private func appendDigits(_ value: Int64, width: Int = 1) {
+    /// Writes the decimal digits of `value`, without going through a `String`.
+    private mutating func appendDigits(_ value: Int64) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        // Least significant digit first, from the end of a small buffer on the stack.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = 48 + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0 || digits.count - start < width
-            output.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start...])))
-        }
+        output.appendDigits(value.magnitude)
     }
 
     mutating func bool(_ value: Bool) {
@@ -150,19 +140,19 @@ struct JSONWriter {
         }
         separator()
         output.append(UInt8(ascii: "\""))
-        appendDigits(year, width: 4)
+        output.appendFixed(UInt64(year), width: 4)
         output.append(UInt8(ascii: "-"))
-        appendDigits(month, width: 2)
+        output.appendFixed(UInt64(month), width: 2)
         output.append(UInt8(ascii: "-"))
-        appendDigits(day, width: 2)
+        output.appendFixed(UInt64(day), width: 2)
         output.append(UInt8(ascii: "T"))
-        appendDigits(millisecondOfDay / 3_600_000, width: 2)
+        output.appendFixed(UInt64(millisecondOfDay / 3_600_000), width: 2)
         output.append(UInt8(ascii: ":"))
-        appendDigits(millisecondOfDay / 60_000 % 60, width: 2)
+        output.appendFixed(UInt64(millisecondOfDay / 60_000 % 60), width: 2)
         output.append(UInt8(ascii: ":"))
-        appendDigits(millisecondOfDay / 1_000 % 60, width: 2)
+        output.appendFixed(UInt64(millisecondOfDay / 1_000 % 60), width: 2)
         output.append(UInt8(ascii: "."))
-        appendDigits(millisecondOfDay % 1_000, width: 3)
+        output.appendFixed(UInt64(millisecondOfDay % 1_000), width: 3)
         output.append(UInt8(ascii: "Z"), UInt8(ascii: "\""))
     }
 
@@ -225,7 +215,7 @@ struct JSONWriter {
 }
 
 /// The writer's bytes: one allocation, grown by doubling, written through a pointer.
-private final class Output {
+private struct Output: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
@@ -239,22 +229,26 @@ private final class Output {
 
     var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
-    @inline(__always) func append(_ byte: UInt8) {
-        if count == capacity { grow(to: count + 1) }
+    @inline(__always) private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        reserve(1)
         base[count] = byte
         count += 1
     }
 
-    @inline(__always) func append(_ first: UInt8, _ second: UInt8) {
-        if count + 2 > capacity { grow(to: count + 2) }
+    @inline(__always) mutating func append(_ first: UInt8, _ second: UInt8) {
+        reserve(2)
         base[count] = first
         base[count + 1] = second
         count += 2
     }
 
-    @inline(__always) func append(_ bytes: UnsafeRawBufferPointer) {
+    @inline(__always) mutating func append(_ bytes: UnsafeRawBufferPointer) {
         let length = bytes.count
-        if count + length > capacity { grow(to: count + length) }
+        reserve(length)
         let target = base + count
         if length <= 16 {
             // Keys, numbers, short names: a call to memcpy costs more than the bytes.
@@ -265,7 +259,40 @@ private final class Output {
         count += length
     }
 
-    private func grow(to needed: Int) {
+    /// `value` in decimal, most significant digit first.
+    mutating func appendDigits(_ value: UInt64) {
+        reserve(20)
+        var remaining = value
+        var end = count
+        repeat {
+            base[end] = 48 + UInt8(remaining % 10)
+            remaining /= 10
+            end += 1
+        } while remaining > 0
+        // Written least significant first: turn them around in place.
+        var (low, high) = (count, end - 1)
+        while low < high {
+            (base[low], base[high]) = (base[high], base[low])
+            low += 1
+            high -= 1
+        }
+        count = end
+    }
+
+    /// The last `width` decimal digits of `value`, zero-padded.
+    @inline(__always) mutating func appendFixed(_ value: UInt64, width: Int) {
+        reserve(width)
+        var remaining = value
+        var index = count + width - 1
+        while index >= count {
+            base[index] = 48 + UInt8(remaining % 10)
+            remaining /= 10
+            index -= 1
+        }
+        count += width
+    }
+
+    private mutating func grow(to needed: Int) {
         let newCapacity = max(capacity * 2, needed)
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         grown.initialize(from: base, count: count)

@@ -6,6 +6,8 @@ struct QuotedBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quoted-bench",
         abstract: "Benchmarks for quoted and its building blocks.",
-        subcommands: [LoadBench.self, ZeroMQEcho.self, StoreBench.self, CodecBench.self, CrashWriter.self]
+        subcommands: [
+            LoadBench.self, ZeroMQEcho.self, StoreBench.self, EngineBench.self, CodecBench.self, CrashWriter.self,
+        ]
     )
 }

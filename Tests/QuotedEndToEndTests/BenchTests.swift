@@ -28,4 +28,14 @@ struct BenchTests {
         #expect(stderr.contains("bookings: 0 double bookings"), "\(stderr)")
         #expect(!stderr.contains("FAILED"), "\(stderr)")
     }
+
+    @Test(
+        "quoted-bench engine runs the daemon's decode, commit and encode on real submissions and counts every reply and event"
+    )
+    func engineRun() throws {
+        let result = try Binaries.run("quoted-bench", ["engine", "--submissions", "512", "--batch", "128"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        // The bench itself refuses a batch without one reply per submission and two events.
+        #expect(result.stdout.contains("engine: 512 submissions in batches of 128:"), "\(result.stdout)")
+    }
 }
