@@ -73,6 +73,8 @@ struct Bench {
         if point.preload > 0 {
             try fill(daemon, quotes: point.preload)
             daemon.stop()
+            // The fill wrote gigabytes: write them back now, not during the measured run.
+            sync()
             try daemon.start()  // startup and memory with the stored quotes
         }
         // Durable figures only: the store reads its writer's setting back at start (GRDB once
