@@ -18,6 +18,8 @@ struct EngineBench: ParsableCommand {
 
     @Option(help: "Submissions in all.") var submissions = 20_000
     @Option(help: "Submissions per batch (the daemon's group commit).") var batch = 256
+    @Option(help: "Quotes stored first, through the same path, not measured.") var preload = 0
+    @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
     func run() throws {
@@ -31,11 +33,19 @@ struct EngineBench: ParsableCommand {
         logger.logLevel = .warning
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
         let engine = Engine(store: store, configuration: configuration, logger: logger)
-        let factory = RequestFactory(runTag: "engine")
+        var factory = RequestFactory(runTag: "engine")
+        factory.idempotencyKeys = !noKeys
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
         let size = max(1, batch)
         let rounds = max(1, submissions / size)
         var nextID: Int64 = 1
+        while nextID <= preload {
+            let messages = (nextID..<min(nextID + 1_000, Int64(preload) + 1)).map {
+                Multipart(frames: envelope + [factory.body(.submit, id: $0)])
+            }
+            nextID += Int64(messages.count)
+            _ = engine.handle(messages)
+        }
         var replyBytes = 0
         var eventBytes = 0
         let clock = ContinuousClock()

@@ -32,6 +32,8 @@ enum RequestKind: Int, CaseIterable, Sendable {
 struct RequestFactory: Sendable {
     /// Distinguishes this run's idempotency keys from any earlier run's against the same store.
     let runTag: String
+    /// Whether submissions carry an idempotency key (`<runTag>-<request id>`).
+    var idempotencyKeys = true
 
     func body(_ kind: RequestKind, id: Int64, quote: Int64 = 0) -> [UInt8] {
         switch kind {
@@ -46,8 +48,9 @@ struct RequestFactory: Sendable {
     }
 
     private func submit(id: Int64, email: String, trim: String) -> [UInt8] {
-        Array(
-            (#"{"v":1,"id":\#(id),"op":"submit","idempotencyKey":"\#(runTag)-\#(id)","#
+        let key = idempotencyKeys ? #""idempotencyKey":"\#(runTag)-\#(id)","# : ""
+        return Array(
+            (#"{"v":1,"id":\#(id),"op":"submit",\#(key)"#
                 + #""customer":{"name":"Bench Customer","email":"\#(email)","address":"1 Loop Road"},"#
                 + #""car":{"make":"Toyota","model":"Camry","year":2015\#(trim)},"#
                 + #""services":["Oil Change","Brake Inspection"]}"#).utf8)
