@@ -157,17 +157,14 @@ public struct Engine {
     private func encode(
         _ event: StoredEvent, currency: Currency, final: Quote, _ finalQuote: inout EncodedQuote?
     ) -> [UInt8] {
-        guard case .quote(let from, let quote) = event.kind else {
+        guard case .quote(_, let quote) = event.kind else {
             return codec.encode(StoreStage.wireEvent(event, currency: currency))
         }
         let encoded = codec.encodeQuote(WireQuote(quote, currency: currency))
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
         if quote.status == final.status && quote == final { finalQuote = encoded }
-        let envelope = WireEvent(
-            seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
-            to: quote.status.rawValue)
-        return codec.encode(envelope, quote: encoded)
+        return codec.encode(StoreStage.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
     }
 
     func prune() {

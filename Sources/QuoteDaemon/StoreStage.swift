@@ -79,14 +79,14 @@ struct StoreStage: Sendable {
         return reply
     }
 
-    /// The event as clients see it (``Engine`` writes a quote event's envelope itself, to
-    /// splice in the quote it encoded once for the reply too).
-    static func wireEvent(_ event: StoredEvent, currency: Currency) -> WireEvent {
+    /// The event as clients see it; `withQuote: false` leaves out a quote event's quote, for
+    /// a caller that splices in one it encoded already.
+    static func wireEvent(_ event: StoredEvent, currency: Currency, withQuote: Bool = true) -> WireEvent {
         switch event.kind {
         case .quote(let from, let quote):
             WireEvent(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
-                to: quote.status.rawValue, quote: WireQuote(quote, currency: currency))
+                to: quote.status.rawValue, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
         case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
             WireEvent(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue,

@@ -49,27 +49,28 @@ struct JSONWriter: ~Copyable {
     private mutating func push() {
         precondition(depth < 63, "JSON nested deeper than 63 levels")
         depth += 1
-        commas &= ~(1 << UInt64(depth))
+        noCommaBeforeNext()
     }
 
     /// Writes `"name":` inside an object.
     mutating func key(_ name: StaticString) {
         separator()
         output.append(UInt8(ascii: "\""))
-        output.append(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(name)
         output.append(UInt8(ascii: "\""), UInt8(ascii: ":"))
-        valueFollows()
+        noCommaBeforeNext()
     }
 
     /// Writes a dynamic key, escaped.
     mutating func key(dynamic name: String) {
         string(name)
         output.append(UInt8(ascii: ":"))
-        valueFollows()
+        noCommaBeforeNext()
     }
 
-    /// After a key: its value takes no comma.
-    private mutating func valueFollows() {
+    /// The next value in the current container takes no comma: it is the container's first,
+    /// or it follows its key.
+    private mutating func noCommaBeforeNext() {
         commas &= ~(1 << UInt64(depth))
     }
 
@@ -104,21 +105,16 @@ struct JSONWriter: ~Copyable {
         value < 10 ? 48 + value : UInt8(ascii: "a") + value - 10
     }
 
+    /// Writes the decimal digits of `value`, without going through a `String`.
     mutating func int(_ value: Int64) {
         separator()
-        appendDigits(value)
-    }
-
-    /// Writes the decimal digits of `value`, without going through a `String`.
-    private mutating func appendDigits(_ value: Int64) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
         output.appendDigits(value.magnitude)
     }
 
     mutating func bool(_ value: Bool) {
         separator()
-        let text: StaticString = value ? "true" : "false"
-        output.append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        output.append(value ? "true" : "false")
     }
 
     /// Writes `value` as RFC 3339 in UTC with milliseconds (`2026-11-23T02:40:00.123Z`),
@@ -257,6 +253,10 @@ private struct Output: ~Copyable {
             target.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: length)
         }
         count += length
+    }
+
+    @inline(__always) mutating func append(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// `value` in decimal, most significant digit first.

@@ -38,11 +38,13 @@ struct EngineBench: ParsableCommand {
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
         let size = max(1, batch)
         let rounds = max(1, submissions / size)
+        // Submit frames for request ids `ids`, as a ROUTER hands them over.
+        func submitFrames(_ ids: Range<Int64>) -> [Multipart] {
+            ids.map { Multipart(frames: envelope + [factory.body(.submit, id: $0)]) }
+        }
         var nextID: Int64 = 1
         while nextID <= preload {
-            let messages = (nextID..<min(nextID + 1_000, Int64(preload) + 1)).map {
-                Multipart(frames: envelope + [factory.body(.submit, id: $0)])
-            }
+            let messages = submitFrames(nextID..<min(nextID + 1_000, Int64(preload) + 1))
             nextID += Int64(messages.count)
             _ = engine.handle(messages)
         }
@@ -51,12 +53,8 @@ struct EngineBench: ParsableCommand {
         let clock = ContinuousClock()
         var elapsed = Duration.zero
         for _ in 0..<rounds {
-            var messages: [Multipart] = []
-            messages.reserveCapacity(size)
-            for _ in 0..<size {
-                messages.append(Multipart(frames: envelope + [factory.body(.submit, id: nextID)]))
-                nextID += 1
-            }
+            let messages = submitFrames(nextID..<nextID + Int64(size))
+            nextID += Int64(size)
             let start = clock.now
             let output = engine.handle(messages)
             elapsed += clock.now - start
