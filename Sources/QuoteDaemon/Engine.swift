@@ -67,14 +67,9 @@ public struct Engine {
 
     /// Decodes and validates; malformed or invalid requests get their refusal at once.
     func parse(_ messages: [Multipart]) -> Batch {
-        var batch = newBatch()
+        var batch = Self.newBatch(for: store)
         for message in messages { parse(message, into: &batch) }
         return batch
-    }
-
-    /// An empty batch, priced in the current catalog's currency.
-    func newBatch() -> Batch {
-        Self.newBatch(for: store)
     }
 
     /// An empty batch for `store`, priced in its catalog's currency of this moment.
