@@ -70,6 +70,27 @@ struct WireCodecTests {
         #expect(try codec.decode(WireReply.self, from: bytes) == reply)
     }
 
+    /// Bytes that must be escaped, and neighbours that must not be, at every position of
+    /// strings long and short enough to cross the writer's word-at-a-time scan.
+    @Test(
+        "every character that needs escaping is escaped wherever it falls in a string",
+        arguments: ["\u{0}", "\u{1}", "\u{1F}", "\n", "\"", "\\", " ", "!", "#", "[", "]", "~", "\u{7F}", "é", "☀︎"])
+    func escaping(special: String) throws {
+        let codec = WireCodec()
+        for length in 1...20 {
+            for position in 0..<length {
+                let message =
+                    String(repeating: "a", count: position) + special
+                    + String(repeating: "b", count: length - position - 1)
+                let bytes = codec.encode(
+                    WireReply.failure(.number(1), WireError(code: .invalidRequest, message: message)))
+                let decoded = try codec.decode(WireReply.self, from: bytes)
+                #expect(decoded.error?.message == message, "length \(length), position \(position)")
+                #expect(try JSONSerialization.jsonObject(with: Data(bytes)) is [String: Any])
+            }
+        }
+    }
+
     @Test("a quote encoded once splices into a reply and an event byte for byte", arguments: [false, true])
     func splicedQuote(completed: Bool) throws {
         let codec = WireCodec()
