@@ -125,7 +125,7 @@ public struct Engine {
                             encode(outcome.events[event], currency: currency, final: outcome.quote, &replyQuote),
                         ])
                     }
-                    let quote = replyQuote ?? codec.encodeQuote(WireQuote(outcome.quote, currency: currency))
+                    let quote = replyQuote ?? codec.encodeQuote(outcome.quote, currency: currency)
                     body = codec.encode(success, quote: quote)
                 case .failure(let error):
                     body = codec.encode(WireReply.failure(id, WireError(error)))
@@ -155,7 +155,7 @@ public struct Engine {
         guard case .quote(_, let quote) = event.kind else {
             return codec.encode(StoreStage.wireEvent(event, currency: currency))
         }
-        let encoded = codec.encodeQuote(WireQuote(quote, currency: currency))
+        let encoded = codec.encodeQuote(quote, currency: currency)
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
         if quote.status == final.status && quote == final { finalQuote = encoded }

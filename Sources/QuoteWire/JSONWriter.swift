@@ -391,21 +391,42 @@ extension JSONWriter {
 
     mutating func lines(_ values: [WireQuote.Line]) {
         beginArray()
-        for line in values {
-            beginObject()
-            field("name", line.name)
-            field("priceCents", line.priceCents)
-            endObject()
+        for value in values {
+            line(name: value.name, priceCents: value.priceCents)
         }
         endArray()
     }
 
-    mutating func mechanic(_ value: WireQuote.WireMechanic) {
+    /// A service line of a quote or a receipt.
+    mutating func line(name: String, priceCents: Int64?) {
         beginObject()
-        field("id", value.id)
-        field("name", value.name)
-        field("skill", value.skill)
+        field("name", name)
+        field("priceCents", priceCents)
         endObject()
+    }
+
+    mutating func mechanic(_ value: WireQuote.WireMechanic) {
+        mechanic(id: value.id, name: value.name, skill: value.skill)
+    }
+
+    mutating func mechanic(id: Int64, name: String, skill: String) {
+        beginObject()
+        field("id", id)
+        field("name", name)
+        field("skill", skill)
+        endObject()
+    }
+
+    mutating func pendingReasons(_ reasons: [PendingReason]) {
+        beginArray()
+        for reason in reasons {
+            beginObject()
+            field("code", reason.code)
+            field("field", reason.field)
+            field("message", reason.message)
+            endObject()
+        }
+        endArray()
     }
 
     mutating func problems(_ values: [Problem]) {
@@ -471,15 +492,7 @@ extension JSONWriter {
         }
         if let reasons = value.pendingReasons {
             key("pendingReasons")
-            beginArray()
-            for reason in reasons {
-                beginObject()
-                field("code", reason.code)
-                field("field", reason.field)
-                field("message", reason.message)
-                endObject()
-            }
-            endArray()
+            pendingReasons(reasons)
         }
         field("cancelledFrom", value.cancelledFrom)
         field("submittedAt", value.submittedAt)

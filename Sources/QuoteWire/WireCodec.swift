@@ -1,5 +1,5 @@
 import Foundation
-import QuoteCore
+public import QuoteCore
 
 /// Encodes and decodes protocol frames. One codec per thread: it reuses its coders.
 public struct WireCodec {
@@ -71,6 +71,14 @@ public struct WireCodec {
     public func encodeQuote(_ quote: WireQuote) -> EncodedQuote {
         var writer = JSONWriter(capacity: 768)
         writer.quote(quote)
+        return EncodedQuote(json: writer.bytes)
+    }
+
+    /// Encodes `quote` as ``encodeQuote(_:)-(WireQuote)`` encodes `WireQuote(quote, currency:
+    /// currency)`, without building the wire value (the daemon's path for every write).
+    public func encodeQuote(_ quote: Quote, currency: Currency) -> EncodedQuote {
+        var writer = JSONWriter(capacity: 768)
+        writer.quote(quote, currency: currency)
         return EncodedQuote(json: writer.bytes)
     }
 

@@ -70,6 +70,42 @@ struct WireCodecTests {
         #expect(try codec.decode(WireReply.self, from: bytes) == reply)
     }
 
+    /// A quote in each state, with a coupon, an unlisted service, a preferred mechanic and text
+    /// that needs escaping.
+    static func quotesInEveryState() throws -> [Quote] {
+        let ready = try quote(completed: false)
+        var pendingBuilder = QuoteBuilder()
+        pendingBuilder.setCustomer(name: "Ann\tB", email: "ann@example.com", address: "2 Rue \"Neuve\"")
+        pendingBuilder.setCar(make: "Peugeot", model: "208", year: 2019)
+        pendingBuilder.addService("Brake Pad Replacement")
+        let pending = try Quote(
+            id: QuoteID(7), request: try pendingBuilder.build(in: .standard, at: now), submittedAt: now
+        ).priced(currency: .usd, at: now)
+        let resolved = try pending.resolved(with: Resolution(trim: "GT"), in: .standard, at: now)
+        let booked = try resolved.booked(with: Catalog.standard.mechanic(named: "Joe Murphy")!, at: now)
+        let completed = try quote(completed: true)
+        return [
+            Quote(id: ready.id, request: ready.request, submittedAt: now), ready, pending, resolved, booked, completed,
+            try ready.cancelled(reason: "changed my mind", at: now), try pending.cancelled(reason: nil, at: now),
+            try booked.cancelled(reason: nil, at: now.addingTimeInterval(0.25)),
+        ]
+    }
+
+    @Test("a quote written straight from the domain is byte for byte its wire value's JSON")
+    func quoteStraightFromDomain() throws {
+        let codec = WireCodec()
+        let quotes = try Self.quotesInEveryState()
+        #expect(Set(quotes.map(\.status)) == Set(QuoteStatus.allCases))
+        for quote in quotes {
+            let direct = codec.encodeQuote(quote, currency: .usd)
+            #expect(direct == codec.encodeQuote(WireQuote(quote, currency: .usd)), "\(quote.status)")
+            let event = WireEvent(seq: 1, type: "quote.\(quote.status)", at: Self.now, quoteId: quote.id.rawValue)
+            var whole = event
+            whole.quote = WireQuote(quote)
+            #expect(try codec.decode(WireEvent.self, from: codec.encode(event, quote: direct)) == whole)
+        }
+    }
+
     /// Bytes that must be escaped, and neighbours that must not be, at every position of
     /// strings long and short enough to cross the writer's word-at-a-time scan.
     @Test(
