@@ -25,24 +25,29 @@ public struct Customer: Hashable, Sendable, Codable {
         var dots = 0
         var labelLength = 0
         var previous: (UInt8, UInt8) = (0, 0)
-        for byte in email.utf8 {
-            switch byte {
-            case 0x20, 0x0A...0x0D: return false
-            case 0x85 where previous.1 == 0xC2: return false
-            case 0xA8...0xA9 where previous == (0xE2, 0x80): return false
-            case UInt8(ascii: "@"):
-                ats += 1
-                labelLength = 0
-            case UInt8(ascii: ".") where ats == 1:
-                if labelLength == 0 { return false }
-                dots += 1
-                labelLength = 0
-            default:
-                if ats == 0 { localLength += 1 } else { labelLength += 1 }
+        // Over the contiguous bytes: `String.UTF8View`'s iterator cost ~50 instructions a
+        // byte (callgrind, `quoted-bench engine`).
+        var email = email
+        return email.withUTF8 { bytes in
+            for byte in bytes {
+                switch byte {
+                case 0x20, 0x0A...0x0D: return false
+                case 0x85 where previous.1 == 0xC2: return false
+                case 0xA8...0xA9 where previous == (0xE2, 0x80): return false
+                case UInt8(ascii: "@"):
+                    ats += 1
+                    labelLength = 0
+                case UInt8(ascii: ".") where ats == 1:
+                    if labelLength == 0 { return false }
+                    dots += 1
+                    labelLength = 0
+                default:
+                    if ats == 0 { localLength += 1 } else { labelLength += 1 }
+                }
+                previous = (previous.1, byte)
             }
-            previous = (previous.1, byte)
+            return ats == 1 && localLength > 0 && dots >= 1 && labelLength > 0
         }
-        return ats == 1 && localLength > 0 && dots >= 1 && labelLength > 0
     }
 }
 
