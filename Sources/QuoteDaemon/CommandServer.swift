@@ -129,7 +129,7 @@ public final class CommandServer: Service {
             }
             if storeReady {
                 for executed in worker.takeResults() {
-                    try Self.send(engine.encode(executed), router: router, publisher: publisher)
+                    try Self.send(engine, executed, router: router, publisher: publisher)
                 }
                 room = worker.hasRoom
             }
@@ -154,7 +154,7 @@ public final class CommandServer: Service {
         while !worker.isDrained {
             try storeOnly.poll(timeout: .seconds(1))
             for executed in worker.takeResults() {
-                try Self.send(engine.encode(executed), router: router, publisher: publisher)
+                try Self.send(engine, executed, router: router, publisher: publisher)
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
@@ -164,15 +164,17 @@ public final class CommandServer: Service {
         publisher.close(linger: .milliseconds(500))
     }
 
-    /// Sends a batch's replies, then its events.
+    /// Sends a batch's replies, then encodes and publishes its events: a client's next
+    /// request can be on its way while the events are still being written.
     private static func send(
-        _ output: Engine.Output, router: borrowing Socket, publisher: borrowing Socket
+        _ engine: Engine, _ executed: Engine.Executed, router: borrowing Socket, publisher: borrowing Socket
     ) throws(ZeroMQError) {
-        for reply in output.replies {
+        let encoded = engine.encodeReplies(executed)
+        for reply in encoded.replies {
             // A vanished or slow client loses its reply; the loop never waits for it.
             _ = try router.send(multipart: reply, dontWait: true)
         }
-        for event in output.events {
+        for event in engine.encodeEvents(encoded) {
             _ = try publisher.send(multipart: event, dontWait: true)
         }
     }

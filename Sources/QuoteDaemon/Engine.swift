@@ -96,7 +96,22 @@ public struct Engine {
 
     /// Encodes every reply, in the order the requests came, and every committed event.
     func encode(_ executed: Executed) -> Output {
-        var output = Output()
+        let encoded = encodeReplies(executed)
+        return Output(replies: encoded.replies, events: encodeEvents(encoded))
+    }
+
+    /// A batch's replies, and what its events are encoded from afterwards: clients wait on
+    /// their replies, so ``CommandServer`` sends them before the events are even encoded
+    /// (two thirds of a submission's encoding is its two events).
+    struct EncodedReplies {
+        var replies: [[[UInt8]]]
+        /// Each successful write's outcome, with its final quote's JSON, shared with the reply.
+        fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        fileprivate var currency: Currency
+    }
+
+    /// Encodes every reply, in the order the requests came.
+    func encodeReplies(_ executed: Executed) -> EncodedReplies {
         let batch = executed.batch
         let currency = batch.currency
         // Filled by position; written through indices rather than by copying the batch's
@@ -105,8 +120,9 @@ public struct Engine {
         for index in batch.replies.indices where batch.replies[index] != nil {
             replies[index] = batch.replies[index]
         }
+        var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
         if let results = executed.writeResults {
-            output.events.reserveCapacity(results.count * 2)
+            writes.reserveCapacity(results.count)
             for position in batch.writes.indices {
                 let index = batch.writes[position].index
                 let id = batch.writes[position].pending.id
@@ -118,15 +134,9 @@ public struct Engine {
                     success.bookingError = outcome.bookingError.map(WireError.init)
                     // The reply shows the state the write's last quote event announces: its
                     // JSON is written once, for both.
-                    var replyQuote: EncodedQuote?
-                    for event in outcome.events.indices {
-                        output.events.append([
-                            Array(outcome.events[event].type.utf8),
-                            encode(outcome.events[event], currency: currency, final: outcome.quote, &replyQuote),
-                        ])
-                    }
-                    let quote = replyQuote ?? codec.encodeQuote(outcome.quote, currency: currency)
+                    let quote = codec.encodeQuote(outcome.quote, currency: currency)
                     body = codec.encode(success, quote: quote)
+                    if !outcome.events.isEmpty { writes.append((outcome, quote)) }
                 case .failure(let error):
                     body = codec.encode(WireReply.failure(id, WireError(error)))
                 }
@@ -143,22 +153,36 @@ public struct Engine {
             let read = batch.reads[position]
             replies[read.index] = read.pending.envelope + [codec.encode(executed.readReplies[position])]
         }
-        output.replies = replies.compactMap { $0 }
-        return output
+        return EncodedReplies(replies: replies.compactMap { $0 }, writes: writes, currency: currency)
     }
 
-    /// An event's body; a quote event's quote is encoded once and, when it is the write's
-    /// `final` state, kept in `finalQuote` for the reply.
+    /// Encodes the committed events of the batch whose replies are `encoded`, as `[topic,
+    /// body]`, in sequence order.
+    func encodeEvents(_ encoded: EncodedReplies) -> [[[UInt8]]] {
+        var events: [[[UInt8]]] = []
+        events.reserveCapacity(encoded.writes.count * 2)
+        for write in encoded.writes {
+            for event in write.outcome.events {
+                events.append([
+                    Array(event.type.utf8),
+                    encode(event, currency: encoded.currency, final: write.outcome.quote, encodedAs: write.quote),
+                ])
+            }
+        }
+        return events
+    }
+
+    /// An event's body; a quote event showing the write's `final` state reuses its JSON.
     private func encode(
-        _ event: StoredEvent, currency: Currency, final: Quote, _ finalQuote: inout EncodedQuote?
+        _ event: StoredEvent, currency: Currency, final: Quote, encodedAs finalJSON: EncodedQuote
     ) -> [UInt8] {
         guard case .quote(_, let quote) = event.kind else {
             return codec.encode(StoreStage.wireEvent(event, currency: currency))
         }
-        let encoded = codec.encodeQuote(quote, currency: currency)
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
-        if quote.status == final.status && quote == final { finalQuote = encoded }
+        let encoded =
+            quote.status == final.status && quote == final ? finalJSON : codec.encodeQuote(quote, currency: currency)
         return codec.encode(StoreStage.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
     }
 
