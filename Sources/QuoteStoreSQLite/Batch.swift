@@ -15,6 +15,9 @@ final class Batch {
     let nowMilliseconds: Int64
     /// The last quote id handed out in this transaction; read from the table once per batch.
     private var lastQuoteID: Int64?
+    /// The last event sequence number handed out in this transaction; read once per batch.
+    /// Rolled back with a savepoint, so that the log stays gap-free.
+    private var lastSeq: Int64?
     /// The batch's statements, looked up in GRDB's cache once per batch rather than once per
     /// command: each lookup hashes the whole SQL text, ~3,500 instructions a submission
     /// (callgrind, `quoted-bench engine`).
@@ -67,10 +70,12 @@ final class Batch {
     ) throws -> Result<T, QuoteError> {
         try db.cachedStatement(sql: "SAVEPOINT \(name)").execute()
         let result: Result<T, QuoteError>
+        let seqBefore = lastSeq
         do {
             result = .success(try body())
         } catch let error as QuoteError {
             try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT \(name)").execute()
+            lastSeq = seqBefore
             result = .failure(error)
         }
         try db.cachedStatement(sql: "RELEASE SAVEPOINT \(name)").execute()
@@ -303,6 +308,14 @@ final class Batch {
         return QuoteID(last + 1)
     }
 
+    /// The next `count` event sequence numbers' first: one more than the highest ever handed
+    /// out, read once per batch under the write lock.
+    private func nextSeq(count: Int64 = 1) throws -> Int64 {
+        let last = try lastSeq ?? SQLiteQuoteStore.lastSequence(db)
+        lastSeq = last + count
+        return last + 1
+    }
+
     private func insert(_ quote: Quote, data: Data, history: Data, key: String?) throws {
         let statement = try prepared(
             .insertQuote,
@@ -352,9 +365,8 @@ final class Batch {
         return event
     }
 
-    /// Appends a new quote's two steps, `submitted` then its priced state, as two events in
-    /// one statement (consecutive sequence numbers: the write lock is held and a multi-row
-    /// insert numbers its rows in order).
+    /// Appends a new quote's two steps, `submitted` then its priced state, as two events with
+    /// consecutive sequence numbers, in one statement.
     ///
     /// `quote.submitted` is stored without data: its quote is the priced one back at its
     /// first state, and reading the log rebuilds it from the next event
@@ -370,19 +382,22 @@ final class Batch {
         let events = try prepared(
             status == .ready ? .readySubmissionEvents : .pendingSubmissionEvents,
             """
-            INSERT INTO events (at, type, quote_id, mechanic_id, from_state, to_state, data)
-            VALUES (?, 'quote.submitted', ?, NULL, NULL, 'submitted', X''),
-                (?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?)
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
+            VALUES (?, ?, 'quote.submitted', ?, NULL, NULL, 'submitted', X''),
+                (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?)
             """)
         let id = submitted.id.rawValue
+        let submittedSeq = try nextSeq(count: 2)
+        let pricedSeq = submittedSeq + 1
         try events.execute {
+            $0.bind(submittedSeq)
             $0.bind(nowMilliseconds)
             $0.bind(id)
+            $0.bind(pricedSeq)
             $0.bind(nowMilliseconds)
             $0.bind(id)
             $0.bind(pricedData)
         }
-        let pricedSeq = db.lastInsertedRowID
         let at = SQLiteQuoteStore.date(nowMilliseconds)
         return [
             StoredEvent(seq: pricedSeq - 1, at: at, kind: .quote(from: nil, quote: submitted)),
@@ -397,10 +412,12 @@ final class Batch {
         let statement = try prepared(
             .event,
             """
-            INSERT INTO events (at, type, quote_id, mechanic_id, from_state, to_state, data)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        let seq = try nextSeq()
         try statement.execute {
+            $0.bind(seq)
             $0.bind(nowMilliseconds)
             $0.bind(type)
             $0.bind(quote.rawValue)
@@ -409,6 +426,6 @@ final class Batch {
             $0.bind(to?.rawValue)
             $0.bind(data)
         }
-        return StoredEvent(seq: db.lastInsertedRowID, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind)
+        return StoredEvent(seq: seq, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind)
     }
 }

@@ -271,19 +271,20 @@ public final class SQLiteQuoteStore: QuoteStore {
     }
 
     public func lastSequence() throws(StoreError) -> Int64 {
-        try read { db in
-            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
-        }
+        try read { db in try Self.lastSequence(db) }
     }
 
     public func pruneEvents(now: Date) throws(StoreError) -> Int {
         try write { db in
-            let last = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
+            let last = try Self.lastSequence(db)
             let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
             try db.execute(
                 sql: "DELETE FROM events WHERE seq <= ? AND at < ?",
                 arguments: [last - Int64(retention.minimumCount), cutoff])
-            return db.changesCount
+            let pruned = db.changesCount
+            // Should the log be emptied, the next event still follows the last one.
+            if pruned > 0 { try db.execute(sql: "UPDATE event_floor SET last_seq = ?", arguments: [last]) }
+            return pruned
         }
     }
 

@@ -130,6 +130,53 @@ struct MigrationTests {
         #expect(!sequenced.contains("quotes"))
     }
 
+    @Test(
+        "a v3 log survives the v4 rebuild, and sequence numbers go on from the last ever handed out, even when pruning had emptied it",
+        arguments: [false, true])
+    func eventsSurviveTheRebuild(prunedEmpty: Bool) throws {
+        let milliseconds = Self.milliseconds
+        let ready = try Self.ready(7)
+        // The file as schema v3 left it: quote 7's two events, seqs 1 and 2 (AUTOINCREMENT),
+        // and, pruned, no event left but the sequence still at 2.
+        do {
+            let queue = try DatabaseQueue(path: directory.database)
+            try SQLiteQuoteStore.migrator.migrate(
+                queue, upTo: "v3: quote ids without AUTOINCREMENT, idempotency keys in a partial index")
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
+                        VALUES (7, 'ready', 'USD', ?, ?, ?)
+                        """, arguments: [milliseconds, milliseconds, QuoteCodec.encode(ready)])
+                try db.execute(
+                    sql: """
+                        INSERT INTO events (at, type, quote_id, from_state, to_state, data)
+                        VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', x''), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
+                        """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+                if prunedEmpty { try db.execute(sql: "DELETE FROM events") }
+            }
+        }
+
+        let store = try StoreFixtures.open(directory.database)
+        #expect(try store.lastSequence() == 2)
+        let kept = try store.events(after: 0, limit: 10)
+        if prunedEmpty {
+            #expect(kept.isEmpty)
+        } else {
+            #expect(kept.map(\.seq) == [1, 2])
+            #expect(kept.map(\.type) == ["quote.submitted", "quote.ready"])
+            #expect(kept.last.map { if case .quote(_, let quote) = $0.kind { quote == ready } else { false } } == true)
+        }
+        let next = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0].get()
+        #expect(next.events.map(\.seq) == [3, 4])
+        #expect(try store.events(after: 2, limit: 10).map(\.seq) == [3, 4])
+        #expect(try store.lastSequence() == 4)
+        let autoincrement = try DatabaseQueue(path: directory.database).read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'events'")
+        }
+        #expect(autoincrement?.contains("AUTOINCREMENT") == false)
+    }
+
     @Test("a stored history step reads back as written, for every pair of states")
     func historyRoundTrips() throws {
         let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases

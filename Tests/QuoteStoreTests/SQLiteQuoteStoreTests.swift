@@ -210,6 +210,33 @@ struct SQLiteQuoteStoreTests {
         #expect(try store.events(after: 10, limit: 100).map(\.seq) == [11, 12])
     }
 
+    @Test("a log pruned empty still numbers its next event after the last one, across a restart")
+    func pruningEverything() throws {
+        let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 0)
+        func open() throws -> SQLiteQuoteStore {
+            try SQLiteQuoteStore(
+                path: directory.database, catalog: .standard, configuration: configuration,
+                logger: StoreFixtures.logger, clock: clockBox.now)
+        }
+        do {
+            let store = try open()
+            for index in 0..<3 {
+                _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "e\(index)", book: false)])
+            }
+            clockBox.advance(by: 7_200)
+            #expect(try store.pruneEvents(now: clockBox.now()) == 6)
+            #expect(try store.events(after: 0, limit: 100).isEmpty)
+            #expect(try store.lastSequence() == 6)
+        }
+        let reopened = try open()
+        #expect(try reopened.lastSequence() == 6)
+        let next = try reopened.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0].get()
+        #expect(next.events.map(\.seq) == [7, 8])
+        #expect(try reopened.events(after: 0, limit: 100).map(\.seq) == [7, 8])
+    }
+
     @Test("lists page by state and counts add up")
     func listsAndCounts() throws {
         let store = try StoreFixtures.open(directory.database)
