@@ -181,8 +181,14 @@ public struct Engine {
         }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
-        let encoded =
-            quote.status == final.status && quote == final ? finalJSON : codec.encodeQuote(quote, currency: currency)
+        let encoded: EncodedQuote
+        if quote.status == final.status && quote == final {
+            encoded = finalJSON
+        } else if quote.request == final.request {
+            encoded = codec.encodeQuote(quote, currency: currency, sharingRequestWith: finalJSON)
+        } else {
+            encoded = codec.encodeQuote(quote, currency: currency)
+        }
         return codec.encode(StoreStage.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
     }
 

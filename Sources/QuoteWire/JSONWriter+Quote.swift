@@ -10,6 +10,14 @@ extension JSONWriter {
     /// cost ~14,000 instructions a submission (callgrind, `quoted-bench engine`). A test holds
     /// the two writers to the same bytes for quotes in every state.
     mutating func quote(_ quote: Quote, currency: Currency) {
+        _ = self.quote(quote, currency: currency, requestFrom: nil)
+    }
+
+    /// Writes `quote`, and returns where its request part (customer to coupon, with the comma
+    /// before) lies in the output. With `requestFrom`, the bytes of that part for a quote with
+    /// the same request, the part is copied rather than written again: a submission publishes
+    /// its quote twice (submitted, then priced), with the same request.
+    mutating func quote(_ quote: Quote, currency: Currency, requestFrom shared: ArraySlice<UInt8>?) -> Range<Int> {
         var pricing: Pricing?
         var assignment: Assignment?
         var receipt: Receipt?
@@ -29,18 +37,24 @@ extension JSONWriter {
         field("id", quote.id.rawValue)
         field("state", quote.status.rawValue)
         field("message", quote.customerMessage)
-        key("customer")
-        customer(request.customer)
-        key("car")
-        car(request.car)
-        key("services")
-        beginArray()
-        for service in request.services {
-            line(name: service.name, priceCents: service.listed?.price.cents)
+        let requestStart = position
+        if let shared {
+            splice(shared)
+        } else {
+            key("customer")
+            customer(request.customer)
+            key("car")
+            car(request.car)
+            key("services")
+            beginArray()
+            for service in request.services {
+                line(name: service.name, priceCents: service.listed?.price.cents)
+            }
+            endArray()
+            field("preferredMechanic", request.preferredMechanic?.name)
+            field("coupon", request.coupon?.code)
         }
-        endArray()
-        field("preferredMechanic", request.preferredMechanic?.name)
-        field("coupon", request.coupon?.code)
+        let requestPart = requestStart..<position
         field("currency", (pricing?.total.currency ?? currency).code)
         if let pricing {
             field("priceCents", pricing.total.cents)
@@ -83,5 +97,6 @@ extension JSONWriter {
         field("submittedAt", quote.submittedAt)
         field("updatedAt", quote.updatedAt)
         endObject()
+        return requestPart
     }
 }

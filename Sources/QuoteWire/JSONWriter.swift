@@ -24,6 +24,14 @@ struct JSONWriter: ~Copyable {
     /// What has been written.
     var bytes: [UInt8] { output.array }
 
+    /// How many bytes have been written.
+    var position: Int { output.count }
+
+    /// Appends bytes written before by the same kind of writer, as they are: no separator.
+    mutating func splice(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { output.append($0) }
+    }
+
     mutating func beginObject() {
         separator()
         output.append(UInt8(ascii: "{"))
@@ -241,7 +249,7 @@ struct JSONWriter: ~Copyable {
 /// The writer's bytes: one allocation, grown by doubling, written through a pointer.
 private struct Output: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
 
     init(capacity: Int) {

@@ -78,8 +78,20 @@ public struct WireCodec {
     /// currency)`, without building the wire value (the daemon's path for every write).
     public func encodeQuote(_ quote: Quote, currency: Currency) -> EncodedQuote {
         var writer = JSONWriter(capacity: 768)
-        writer.quote(quote, currency: currency)
-        return EncodedQuote(json: writer.bytes)
+        let requestPart = writer.quote(quote, currency: currency, requestFrom: nil)
+        return EncodedQuote(json: writer.bytes, requestPart: requestPart)
+    }
+
+    /// Encodes `quote` as ``encodeQuote(_:currency:)`` does, copying the customer, car,
+    /// services, mechanic and coupon from `sibling`, the JSON of a quote whose `request` is
+    /// the same (`==`): the submitted and priced states of one submission, say.
+    public func encodeQuote(_ quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote)
+        -> EncodedQuote
+    {
+        var writer = JSONWriter(capacity: sibling.json.count)
+        let requestPart = writer.quote(
+            quote, currency: currency, requestFrom: sibling.requestPart.map { sibling.json[$0] })
+        return EncodedQuote(json: writer.bytes, requestPart: requestPart)
     }
 
     /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
@@ -163,4 +175,16 @@ public struct WireCodec {
 public struct EncodedQuote: Sendable, Hashable {
     /// The JSON object's bytes.
     public let json: [UInt8]
+    /// Where its request part lies in ``json``, when written from a domain quote.
+    let requestPart: Range<Int>?
+
+    init(json: [UInt8], requestPart: Range<Int>? = nil) {
+        self.json = json
+        self.requestPart = requestPart
+    }
+
+    /// Equal when the JSON is: where the request part lies is a detail of how it was written.
+    public static func == (lhs: EncodedQuote, rhs: EncodedQuote) -> Bool { lhs.json == rhs.json }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(json) }
 }

@@ -99,6 +99,12 @@ struct WireCodecTests {
         for quote in quotes {
             let direct = codec.encodeQuote(quote, currency: .usd)
             #expect(direct == codec.encodeQuote(WireQuote(quote, currency: .usd)), "\(quote.status)")
+            // Its request part copied from any other quote with the same request: same bytes.
+            for sibling in quotes where sibling.request == quote.request {
+                let shared = codec.encodeQuote(
+                    quote, currency: .usd, sharingRequestWith: codec.encodeQuote(sibling, currency: .usd))
+                #expect(shared.json == direct.json, "\(quote.status) from \(sibling.status)")
+            }
             let event = WireEvent(seq: 1, type: "quote.\(quote.status)", at: Self.now, quoteId: quote.id.rawValue)
             var whole = event
             whole.quote = WireQuote(quote)
