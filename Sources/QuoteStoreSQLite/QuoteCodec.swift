@@ -15,14 +15,14 @@ enum QuoteCodec {
         var writer = Writer()
         writer.byte(version)
         writer.quote(quote)
-        return Data(writer.bytes)
+        return writer.data
     }
 
     static func encode(_ mechanic: Mechanic) -> Data {
         var writer = Writer()
         writer.byte(version)
         writer.mechanic(mechanic)
-        return Data(writer.bytes)
+        return writer.data
     }
 
     static func decodeQuote(_ data: Data) throws -> Quote {
@@ -48,20 +48,46 @@ enum QuoteCodec {
 
 // MARK: Writing
 
-private struct Writer {
-    var bytes: [UInt8] = []
+/// Writes into a buffer of its own, through a pointer: appending to an `Array` checks its
+/// uniqueness and room each time, about half of encoding a quote (callgrind, `quoted-bench
+/// engine`). Noncopyable, so the buffer has one owner and is freed once.
+private struct Writer: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity = 512
 
-    init() { bytes.reserveCapacity(512) }
+    init() { base = .allocate(capacity: capacity) }
 
-    mutating func byte(_ value: UInt8) { bytes.append(value) }
+    deinit { base.deallocate() }
+
+    /// What has been written, copied out.
+    var data: Data { Data(bytes: base, count: count) }
+
+    private mutating func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        capacity = max(capacity * 2, count + extra)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        grown.initialize(from: base, count: count)
+        base.deallocate()
+        base = grown
+    }
+
+    mutating func byte(_ value: UInt8) {
+        reserve(1)
+        base[count] = value
+        count += 1
+    }
 
     mutating func unsigned(_ value: UInt64) {
+        reserve(10)
         var value = value
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+            count += 1
             value >>= 7
         }
-        bytes.append(UInt8(value))
+        base[count] = UInt8(value)
+        count += 1
     }
 
     mutating func int(_ value: Int64) { unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
@@ -70,24 +96,30 @@ private struct Writer {
         var value = value
         value.withUTF8 { utf8 in
             unsigned(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            append(UnsafeRawBufferPointer(utf8))
         }
     }
 
-    mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        reserve(bytes.count)
+        if let source = bytes.baseAddress {
+            (base + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        count += bytes.count
+    }
+
+    mutating func bool(_ value: Bool) { byte(value ? 1 : 0) }
 
     mutating func date(_ value: Date) {
-        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) {
-            bytes.append(contentsOf: $0)
-        }
+        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { append($0) }
     }
 
     mutating func optional<T>(_ value: T?, _ write: (inout Writer, T) -> Void) {
         if let value {
-            bytes.append(1)
+            byte(1)
             write(&self, value)
         } else {
-            bytes.append(0)
+            byte(0)
         }
     }
 
