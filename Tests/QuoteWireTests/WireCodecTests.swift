@@ -252,6 +252,9 @@ struct RequestParserTests {
         #"{"v":1,"op":"ping","v":2,"customer":{"name":"a","name":"b"}}"#,
         #"{}"#,
         "{\"v\":1,\"op\":\"ping\",\"id\":\"caf\u{e9}\"}",
+        // Keys with escapes and beyond ASCII: known ones still match, unknown ones are skipped.
+        #"{"\u0076":1,"o\u0070":"get","quoteId\u0000":5,"qu\u006fteId":6,"caf\u00e9":1,"n\/a":2}"#,
+        "{\"v\":1,\"op\":\"ping\",\"caf\u{e9}\":{\"op\":\"x\"},\"\u{2600}\":[]}",
     ]
 
     /// Broken frames and the code each gets.
@@ -264,6 +267,8 @@ struct RequestParserTests {
         ("{\"op\":\"a\u{1}b\"}", .invalidJSON), ("{\"op\":\"\\x\"}", .invalidJSON),
         ("{\"op\":\"\\u12G4\"}", .invalidJSON), ("{\"op\":\"\\ud83d\"}", .invalidJSON),
         ("{\"a\":[,1]}", .invalidJSON), ("{\"a\":{\"b\":}}", .invalidJSON),
+        ("{\"o\u{1}p\":1}", .invalidJSON), ("{\"\\x\":1}", .invalidJSON), ("{\"op", .invalidJSON),
+        ("{\"op\":1,\"v", .invalidJSON),
         (String(repeating: "[", count: 2_000), .invalidJSON),
         ("{\"a\":" + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", .invalidJSON),
         // JSONDecoder lets these pass; they are not JSON.
