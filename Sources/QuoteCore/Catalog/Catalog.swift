@@ -125,7 +125,12 @@ public struct Catalog: Sendable {
 
     /// The service called `name`, ignoring case and surrounding spaces.
     public func service(named name: String) -> Service? {
-        servicesByKey[Catalog.key(name)].map { services[$0] }
+        service(key: Catalog.key(name))
+    }
+
+    /// The service whose ``key(_:)`` is `key`.
+    func service(key: String) -> Service? {
+        servicesByKey[key].map { services[$0] }
     }
 
     /// The mechanic called `name`, ignoring case and surrounding spaces.

@@ -10,6 +10,9 @@ public struct QuoteBuilder: Sendable, Hashable {
     private var customer: Submission.CustomerInput?
     private var car: Submission.CarInput?
     private var services: [String] = []
+    /// Each service's catalog key (``Catalog/key(_:)``), computed once: case folding is most
+    /// of what checking and looking up a name costs.
+    private var serviceKeys: [String] = []
     private var servicesGiven = false
     private var mechanic: String?
     private var coupon: String?
@@ -43,14 +46,18 @@ public struct QuoteBuilder: Sendable, Hashable {
     public mutating func addService(_ name: String) {
         servicesGiven = true
         let key = Catalog.key(name)
-        guard key.isEmpty || !services.contains(where: { Catalog.key($0) == key }) else { return }
+        guard key.isEmpty || !serviceKeys.contains(key) else { return }
         services.append(name)
+        serviceKeys.append(key)
     }
 
     /// Removes a service by name, in any case.
     public mutating func removeService(_ name: String) {
         let key = Catalog.key(name)
-        services.removeAll { Catalog.key($0) == key }
+        for index in serviceKeys.indices.reversed() where serviceKeys[index] == key {
+            services.remove(at: index)
+            serviceKeys.remove(at: index)
+        }
     }
 
     /// Names the mechanic the customer would like; `nil` lets the system choose.
@@ -132,7 +139,7 @@ public struct QuoteBuilder: Sendable, Hashable {
             let trimmed = name.trimmingPrefixAndSuffixSpaces()
             if trimmed.isEmpty {
                 problems.append(Problem(field: "services[\(index)]", message: "is empty"))
-            } else if let service = catalog.service(named: trimmed) {
+            } else if let service = catalog.service(key: serviceKeys[index]) {
                 requested.append(RequestedService(name: service.name, listed: service))
             } else {
                 requested.append(RequestedService(name: trimmed, listed: nil))
