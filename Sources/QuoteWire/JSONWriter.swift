@@ -17,8 +17,12 @@ struct JSONWriter: ~Copyable {
     private var commas: UInt64 = 0
     private var depth = 0
 
-    init(capacity: Int = 1_024) {
+    /// The last date written on this thread, shared by the writers of one ``WireCodec``.
+    private let dates: DateCache?
+
+    init(capacity: Int = 1_024, dates: DateCache? = nil) {
         output = Output(capacity: capacity)
+        self.dates = dates
     }
 
     /// What has been written.
@@ -164,6 +168,13 @@ struct JSONWriter: ~Copyable {
             return
         }
         let milliseconds = Int64((interval * 1_000).rounded(.down))
+        if let text = dates?.text(milliseconds) {
+            separator()
+            output.append(text)
+            return
+        }
+        let start = output.count + (depth > 0 && commas & (1 << UInt64(depth)) != 0 ? 1 : 0)
+        defer { dates?.remember(milliseconds, output.bytes(from: start)) }
         let (days, millisecondOfDay) = Self.floorDivide(milliseconds, 86_400_000)
         let (year, month, day) = Self.civil(fromDays: days)
         guard (0...9_999).contains(year) else {
@@ -246,6 +257,34 @@ struct JSONWriter: ~Copyable {
     }
 }
 
+/// The last date a codec's writers wrote, as its JSON: every quote and event of a batch
+/// carries the batch's time, and writing a date out took ~600 instructions (callgrind,
+/// `quoted-bench engine`). Not thread-safe: one per ``WireCodec``, one codec per thread.
+final class DateCache {
+    /// The milliseconds, then the text's length and bytes (a date's JSON is 26 bytes, or a
+    /// few more for years beyond four digits, which are not cached). Raw memory rather than
+    /// stored `var`s, which would pay a runtime exclusivity check on every access.
+    private let storage = UnsafeMutableRawPointer.allocate(byteCount: 48, alignment: 8)
+    private static let capacity = 39
+
+    init() { storage.storeBytes(of: Int64.min, as: Int64.self) }
+
+    deinit { storage.deallocate() }
+
+    /// The text of `milliseconds`, if it is the last date remembered.
+    func text(_ milliseconds: Int64) -> UnsafeRawBufferPointer? {
+        guard storage.load(as: Int64.self) == milliseconds else { return nil }
+        return UnsafeRawBufferPointer(start: storage + 9, count: Int(storage.load(fromByteOffset: 8, as: UInt8.self)))
+    }
+
+    func remember(_ milliseconds: Int64, _ text: UnsafeRawBufferPointer) {
+        guard text.count <= Self.capacity, let source = text.baseAddress else { return }
+        storage.storeBytes(of: milliseconds, as: Int64.self)
+        storage.storeBytes(of: UInt8(text.count), toByteOffset: 8, as: UInt8.self)
+        (storage + 9).copyMemory(from: source, byteCount: text.count)
+    }
+}
+
 /// The writer's bytes: one allocation, grown by doubling, written through a pointer.
 private struct Output: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
@@ -260,6 +299,11 @@ private struct Output: ~Copyable {
     deinit { base.deallocate() }
 
     var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The bytes from `start` on, valid until the next write.
+    func bytes(from start: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + start, count: count - start)
+    }
 
     @inline(__always) private mutating func reserve(_ extra: Int) {
         if count + extra > capacity { grow(to: count + extra) }

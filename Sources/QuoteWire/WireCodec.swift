@@ -5,6 +5,8 @@ public import QuoteCore
 public struct WireCodec {
     private let encoder: JSONEncoder
     private let decoder: JSONDecoder
+    /// The last date this codec's writers wrote (why one codec per thread).
+    private let dates = DateCache()
 
     /// Creates a codec; dates are RFC 3339 with milliseconds, in UTC.
     public init() {
@@ -53,14 +55,14 @@ public struct WireCodec {
 
     /// Encodes a reply frame (hand-written JSON, no `JSONEncoder` on the hot path).
     public func encode(_ reply: WireReply) -> [UInt8] {
-        var writer = JSONWriter()
+        var writer = JSONWriter(dates: dates)
         writer.reply(reply)
         return writer.bytes
     }
 
     /// Encodes an event body frame (hand-written JSON, no `JSONEncoder` on the hot path).
     public func encode(_ event: WireEvent) -> [UInt8] {
-        var writer = JSONWriter()
+        var writer = JSONWriter(dates: dates)
         writer.event(event)
         return writer.bytes
     }
@@ -69,7 +71,7 @@ public struct WireCodec {
     /// (``encode(_:quote:)-(WireReply,_)``, ``encode(_:quote:)-(WireEvent,_)``): a write's reply
     /// shows the state its last quote event announces, and the quote is most of either's bytes.
     public func encodeQuote(_ quote: WireQuote) -> EncodedQuote {
-        var writer = JSONWriter(capacity: 768)
+        var writer = JSONWriter(capacity: 768, dates: dates)
         writer.quote(quote)
         return EncodedQuote(json: writer.bytes)
     }
@@ -77,7 +79,7 @@ public struct WireCodec {
     /// Encodes `quote` as ``encodeQuote(_:)-(WireQuote)`` encodes `WireQuote(quote, currency:
     /// currency)`, without building the wire value (the daemon's path for every write).
     public func encodeQuote(_ quote: Quote, currency: Currency) -> EncodedQuote {
-        var writer = JSONWriter(capacity: 768)
+        var writer = JSONWriter(capacity: 768, dates: dates)
         let requestPart = writer.quote(quote, currency: currency, requestFrom: nil)
         return EncodedQuote(json: writer.bytes, requestPart: requestPart)
     }
@@ -88,7 +90,7 @@ public struct WireCodec {
     public func encodeQuote(_ quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote)
         -> EncodedQuote
     {
-        var writer = JSONWriter(capacity: sibling.json.count)
+        var writer = JSONWriter(capacity: sibling.json.count, dates: dates)
         let requestPart = writer.quote(
             quote, currency: currency, requestFrom: sibling.requestPart.map { sibling.json[$0] })
         return EncodedQuote(json: writer.bytes, requestPart: requestPart)
@@ -97,7 +99,7 @@ public struct WireCodec {
     /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
     /// `quote` field is not read).
     public func encode(_ reply: WireReply, quote: EncodedQuote) -> [UInt8] {
-        var writer = JSONWriter(capacity: quote.json.count + 128)
+        var writer = JSONWriter(capacity: quote.json.count + 128, dates: dates)
         writer.reply(reply, quote: quote)
         return writer.bytes
     }
@@ -105,7 +107,7 @@ public struct WireCodec {
     /// Encodes an event body frame whose `quote` is `quote`, already encoded (the event's own
     /// `quote` field is not read).
     public func encode(_ event: WireEvent, quote: EncodedQuote) -> [UInt8] {
-        var writer = JSONWriter(capacity: quote.json.count + 160)
+        var writer = JSONWriter(capacity: quote.json.count + 160, dates: dates)
         writer.event(event, quote: quote)
         return writer.bytes
     }

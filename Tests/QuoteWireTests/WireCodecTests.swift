@@ -175,6 +175,23 @@ struct WireCodecTests {
     /// The written time reads back, with Foundation's RFC 3339 parser, as the same
     /// millisecond. (Foundation's own formatter is sometimes a millisecond early: it truncates
     /// `x.554` held as `x.55399999`.)
+    @Test("a codec writing the same time again writes the same bytes as a fresh one, in any position")
+    func repeatedTimes() throws {
+        let codec = WireCodec()
+        let times = [Self.now, Self.now, Self.now.addingTimeInterval(0.001), Self.now, Date(timeIntervalSince1970: 0)]
+        for (index, time) in times.enumerated() {
+            var reply = WireReply.success(.number(Int64(index)))
+            reply.history = [
+                .init(from: nil, to: "submitted", at: time, seq: 1),
+                .init(from: "submitted", to: "ready", at: time, seq: 2),
+            ]
+            let event = WireEvent(seq: 1, type: "quote.ready", at: time, quoteId: 1, to: "ready")
+            #expect(codec.encode(reply) == WireCodec().encode(reply))
+            #expect(codec.encode(event) == WireCodec().encode(event))
+            #expect(try codec.decode(WireReply.self, from: codec.encode(reply)) == reply)
+        }
+    }
+
     func expectTime(_ date: Date) throws {
         let event = WireEvent(seq: 1, type: "quote.ready", at: date, quoteId: 1, from: nil, to: "ready", quote: nil)
         let object = try JSONSerialization.jsonObject(with: Data(WireCodec().encode(event))) as? [String: Any]
