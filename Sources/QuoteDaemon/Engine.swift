@@ -44,7 +44,14 @@ public struct Engine {
         /// One result per write, in order; `nil` when the store failed and applied nothing.
         var writeResults: [Result<CommandOutcome, QuoteError>]?
         /// One reply per read, in order.
-        var readReplies: [WireReply]
+        var readReplies: [ReadReply]
+    }
+
+    /// A read's reply; a quote it shows is kept as the domain value and written straight
+    /// into the reply on the I/O thread, not turned into a `WireQuote` on the store thread.
+    struct ReadReply: Sendable {
+        var reply: WireReply
+        var quote: Quote?
     }
 
     let store: any QuoteStore
@@ -151,7 +158,11 @@ public struct Engine {
         }
         for position in batch.reads.indices {
             let read = batch.reads[position]
-            replies[read.index] = read.pending.envelope + [codec.encode(executed.readReplies[position])]
+            let answer = executed.readReplies[position]
+            let body =
+                answer.quote.map { codec.encode(answer.reply, quote: codec.encodeQuote($0, currency: currency)) }
+                ?? codec.encode(answer.reply)
+            replies[read.index] = read.pending.envelope + [body]
         }
         return EncodedReplies(replies: replies.compactMap { $0 }, writes: writes, currency: currency)
     }

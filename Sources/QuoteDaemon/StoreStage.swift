@@ -32,23 +32,26 @@ struct StoreStage: Sendable {
                 return try answer(read.pending, currency: batch.currency)
             } catch {
                 logger.error("store read failed", metadata: ["error": "\(error)"])
-                return .failure(
-                    read.pending.id, WireError(code: .storageError, message: "the store could not be read; retry"))
+                return Engine.ReadReply(
+                    reply: .failure(
+                        read.pending.id, WireError(code: .storageError, message: "the store could not be read; retry")))
             }
         }
         return executed
     }
 
-    private func answer(_ pending: Engine.Pending, currency: Currency) throws -> WireReply {
+    private func answer(_ pending: Engine.Pending, currency: Currency) throws -> Engine.ReadReply {
         guard case .read(let query) = pending.action else { preconditionFailure("only reads are answered here") }
         var reply = WireReply.success(pending.id)
+        var quote: Quote?
         switch query {
         case .get(let id):
             guard let record = try store.quote(id) else {
-                return .failure(
-                    pending.id, WireError(code: .init(rawValue: "unknown_quote"), message: "no quote \(id)"))
+                return Engine.ReadReply(
+                    reply: .failure(
+                        pending.id, WireError(code: .init(rawValue: "unknown_quote"), message: "no quote \(id)")))
             }
-            reply.quote = WireQuote(record.quote, currency: currency)
+            quote = record.quote
             reply.history = record.history.map {
                 WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
             }
@@ -76,7 +79,7 @@ struct StoreStage: Sendable {
             reply.pong = true
             reply.lastSeq = try store.lastSequence()
         }
-        return reply
+        return Engine.ReadReply(reply: reply, quote: quote)
     }
 
     /// The event as clients see it; `withQuote: false` leaves out a quote event's quote, for
