@@ -21,6 +21,22 @@ struct MigrationTests {
             currency: Catalog.standard.currency, at: at)
     }
 
+    /// Writes `ready` (quote 7) as the old schemas did: its row, and its two events as
+    /// ``at``, the first with `submittedEventData` (the quote before v3's writes, nothing
+    /// after).
+    static func insertReady(_ ready: Quote, submittedEventData: Data, into db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
+                VALUES (7, 'ready', 'USD', ?1, ?1, ?2)
+                """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+        try db.execute(
+            sql: """
+                INSERT INTO events (at, type, quote_id, from_state, to_state, data)
+                VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', ?3), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
+                """, arguments: [milliseconds, QuoteCodec.encode(ready), submittedEventData])
+    }
+
     @Test("a v1 file's history rows move into their quotes' rows, and later steps append to them")
     func historyMovesIntoTheQuoteRow() throws {
         let (at, milliseconds) = (Self.at, Self.milliseconds)
@@ -30,16 +46,7 @@ struct MigrationTests {
             let queue = try DatabaseQueue(path: directory.database)
             try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v1: catalog, quotes, history, events")
             try queue.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
-                        VALUES (7, 'ready', 'USD', ?, ?, ?)
-                        """, arguments: [milliseconds, milliseconds, QuoteCodec.encode(ready)])
-                try db.execute(
-                    sql: """
-                        INSERT INTO events (at, type, quote_id, from_state, to_state, data)
-                        VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', ?2), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
-                        """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+                try Self.insertReady(ready, submittedEventData: QuoteCodec.encode(ready), into: db)
                 try db.execute(
                     sql: """
                         INSERT INTO quote_history (quote_id, seq, from_state, to_state, at)
@@ -134,7 +141,6 @@ struct MigrationTests {
         "a v3 log survives the v4 rebuild, and sequence numbers go on from the last ever handed out, even when pruning had emptied it",
         arguments: [false, true])
     func eventsSurviveTheRebuild(prunedEmpty: Bool) throws {
-        let milliseconds = Self.milliseconds
         let ready = try Self.ready(7)
         // The file as schema v3 left it: quote 7's two events, seqs 1 and 2 (AUTOINCREMENT),
         // and, pruned, no event left but the sequence still at 2.
@@ -143,16 +149,7 @@ struct MigrationTests {
             try SQLiteQuoteStore.migrator.migrate(
                 queue, upTo: "v3: quote ids without AUTOINCREMENT, idempotency keys in a partial index")
             try queue.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
-                        VALUES (7, 'ready', 'USD', ?, ?, ?)
-                        """, arguments: [milliseconds, milliseconds, QuoteCodec.encode(ready)])
-                try db.execute(
-                    sql: """
-                        INSERT INTO events (at, type, quote_id, from_state, to_state, data)
-                        VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', x''), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
-                        """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+                try Self.insertReady(ready, submittedEventData: Data(), into: db)
                 if prunedEmpty { try db.execute(sql: "DELETE FROM events") }
             }
         }
