@@ -73,12 +73,15 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         fields = Fields(id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt)
     }
 
+    /// Equal when every field is: the same box at once, else field by field (the cheapest
+    /// and likeliest to differ first).
     public static func == (lhs: Quote, rhs: Quote) -> Bool {
         if lhs.fields === rhs.fields { return true }
         return lhs.id == rhs.id && lhs.stage == rhs.stage && lhs.updatedAt == rhs.updatedAt
             && lhs.submittedAt == rhs.submittedAt && lhs.request == rhs.request
     }
 
+    /// Hashes every field, as the synthesized conformance did.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(request)
@@ -91,6 +94,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         case id, request, stage, submittedAt, updatedAt
     }
 
+    /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -101,6 +105,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             updatedAt: try container.decode(Date.self, forKey: .updatedAt))
     }
 
+    /// Encodes the keys the synthesized conformance used.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
