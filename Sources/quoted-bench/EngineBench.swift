@@ -20,6 +20,9 @@ struct EngineBench: ParsableCommand {
     @Option(help: "Submissions per batch (the daemon's group commit).") var batch = 256
     @Option(help: "Quotes stored first, through the same path, not measured.") var preload = 0
     @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
+    @Option(
+        help: "Instead of submissions: this many book + complete cycles, a batch of books then a batch of completes.")
+    var cycles: Int?
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
     func run() throws {
@@ -31,7 +34,14 @@ struct EngineBench: ParsableCommand {
                 provider: InMemoryProvider(values: ["stateDirectory": .init(.string(state), isSecret: false)])))
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
-        let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
+        // With cycles, a mechanic for every quote of a batch, so that every booking succeeds.
+        let catalog =
+            try cycles.map { _ in
+                try JSONDecoder().decode(
+                    CatalogDocument.self, from: Data(BenchDaemon.catalogText(mechanics: max(1, batch)).utf8)
+                ).catalog()
+            } ?? .standard
+        let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: catalog, logger: logger)
         let engine = Engine(store: store, configuration: configuration, logger: logger)
         var factory = RequestFactory(runTag: "engine")
         factory.idempotencyKeys = !noKeys
@@ -47,6 +57,10 @@ struct EngineBench: ParsableCommand {
             let messages = submitFrames(nextID..<min(nextID + 1_000, Int64(preload) + 1))
             nextID += Int64(messages.count)
             _ = engine.handle(messages)
+        }
+        if let cycles {
+            return try runCycles(
+                cycles, batch: size, engine: engine, factory: factory, envelope: envelope, from: nextID)
         }
         var replyBytes = 0
         var eventBytes = 0
@@ -73,5 +87,42 @@ struct EngineBench: ParsableCommand {
                     "engine: %d submissions in batches of %d: %.0f/s, %.1f µs each; %d reply and %d event bytes each",
                 count, size, Double(count) / elapsed.seconds, elapsed.seconds * 1e6 / Double(count),
                 replyBytes / count, eventBytes / count))
+    }
+
+    /// Book + complete cycles: per round, `batch` quotes are submitted (not measured), then
+    /// booked in one batch and completed in the next (measured), as the contention workload's
+    /// requests reach the store.
+    private func runCycles(
+        _ cycles: Int, batch size: Int, engine: Engine, factory: RequestFactory, envelope: [[UInt8]],
+        from firstID: Int64
+    ) throws {
+        var nextID = firstID
+        func frames(_ kind: RequestKind, _ quotes: [Int64]) -> [Multipart] {
+            defer { nextID += Int64(quotes.count) }
+            return quotes.indices.map {
+                Multipart(frames: envelope + [factory.body(kind, id: nextID + Int64($0), quote: quotes[$0])])
+            }
+        }
+        let clock = ContinuousClock()
+        var elapsed = Duration.zero
+        var done = 0
+        while done < cycles {
+            let submitted = engine.handle(frames(.submit, Array(repeating: 0, count: size)))
+            let quotes = submitted.replies.compactMap { ReplyScanner(bytes: $0.last ?? []).quoteID }
+            for kind in [RequestKind.book, .complete] {
+                let start = clock.now
+                let output = engine.handle(frames(kind, quotes))
+                elapsed += clock.now - start
+                let refused = output.replies.filter { !ReplyScanner(bytes: $0.last ?? []).isOK }.count
+                guard refused == 0 else {
+                    throw ValidationError("\(refused) of \(quotes.count) \(kind) requests refused")
+                }
+            }
+            done += quotes.count
+        }
+        print(
+            String(
+                format: "engine: %d book + complete cycles in batches of %d: %.0f/s, %.1f µs each", done, size,
+                Double(done) / elapsed.seconds, elapsed.seconds * 1e6 / Double(done)))
     }
 }

@@ -38,4 +38,12 @@ struct BenchTests {
         // The bench itself refuses a batch without one reply per submission and two events.
         #expect(result.stdout.contains("engine: 512 submissions in batches of 128:"), "\(result.stdout)")
     }
+
+    @Test("quoted-bench engine --cycles books and completes every quote it submitted, none refused")
+    func engineCycles() throws {
+        let result = try Binaries.run("quoted-bench", ["engine", "--cycles", "256", "--batch", "64"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        // The bench exits non-zero when any booking or completion is refused.
+        #expect(result.stdout.contains("engine: 256 book + complete cycles in batches of 64:"), "\(result.stdout)")
+    }
 }
