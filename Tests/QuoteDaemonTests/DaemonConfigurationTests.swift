@@ -21,7 +21,7 @@ struct DaemonConfigurationTests {
         #expect(configuration.retentionHours == 168)
         #expect(configuration.retentionEvents == 100_000)
         #expect(configuration.synchronousFull)
-        #expect(configuration.maxBatch == 256)
+        #expect(configuration.maxBatch == 1_024)
         #expect(configuration.checkpointPages == 128)
         #expect(configuration.databasePath == "var/quoted/quoted.sqlite")
     }
