@@ -3,20 +3,17 @@ import QuoteCore
 
 extension JSONWriter {
     /// Writes `quote` byte for byte as `quote(WireQuote(quote, currency: currency))` does,
-    /// straight from the domain value.
+    /// straight from the domain value, and returns where its request part (customer to
+    /// coupon, with the comma before) lies in the output.
     ///
     /// Every write publishes its quotes, so this is the daemon's hottest writer: building the
     /// `WireQuote` first (twenty fields copied out, two arrays allocated, all released after)
     /// cost ~14,000 instructions a submission (callgrind, `quoted-bench engine`). A test holds
     /// the two writers to the same bytes for quotes in every state.
-    mutating func quote(_ quote: Quote, currency: Currency) {
-        _ = self.quote(quote, currency: currency, requestFrom: nil)
-    }
-
-    /// Writes `quote`, and returns where its request part (customer to coupon, with the comma
-    /// before) lies in the output. With `requestFrom`, the bytes of that part for a quote with
-    /// the same request, the part is copied rather than written again: a submission publishes
-    /// its quote twice (submitted, then priced), with the same request.
+    ///
+    /// With `requestFrom`, the bytes of that part for a quote with the same request, the part
+    /// is copied rather than written again: a submission publishes its quote twice
+    /// (submitted, then priced), with the same request.
     mutating func quote(_ quote: Quote, currency: Currency, requestFrom shared: ArraySlice<UInt8>?) -> Range<Int> {
         var pricing: Pricing?
         var assignment: Assignment?

@@ -173,8 +173,6 @@ struct JSONWriter: ~Copyable {
             output.append(text)
             return
         }
-        let start = output.count + (depth > 0 && commas & (1 << UInt64(depth)) != 0 ? 1 : 0)
-        defer { dates?.remember(milliseconds, output.bytes(from: start)) }
         let (days, millisecondOfDay) = Self.floorDivide(milliseconds, 86_400_000)
         let (year, month, day) = Self.civil(fromDays: days)
         guard (0...9_999).contains(year) else {
@@ -182,6 +180,8 @@ struct JSONWriter: ~Copyable {
             return
         }
         separator()
+        let start = output.count
+        defer { dates?.remember(milliseconds, output.bytes(from: start)) }
         output.append(UInt8(ascii: "\""))
         output.appendFixed(UInt64(year), width: 4)
         output.append(UInt8(ascii: "-"))

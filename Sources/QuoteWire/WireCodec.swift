@@ -78,21 +78,16 @@ public struct WireCodec {
 
     /// Encodes `quote` as ``encodeQuote(_:)-(WireQuote)`` encodes `WireQuote(quote, currency:
     /// currency)`, without building the wire value (the daemon's path for every write).
-    public func encodeQuote(_ quote: Quote, currency: Currency) -> EncodedQuote {
-        var writer = JSONWriter(capacity: 768, dates: dates)
-        let requestPart = writer.quote(quote, currency: currency, requestFrom: nil)
-        return EncodedQuote(json: writer.bytes, requestPart: requestPart)
-    }
-
-    /// Encodes `quote` as ``encodeQuote(_:currency:)`` does, copying the customer, car,
-    /// services, mechanic and coupon from `sibling`, the JSON of a quote whose `request` is
-    /// the same (`==`): the submitted and priced states of one submission, say.
-    public func encodeQuote(_ quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote)
+    ///
+    /// With `sibling`, the JSON of a quote whose `request` is the same (`==`), such as the
+    /// submitted and priced states of one submission, the customer, car, services, mechanic
+    /// and coupon are copied from it rather than written again.
+    public func encodeQuote(_ quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote? = nil)
         -> EncodedQuote
     {
-        var writer = JSONWriter(capacity: sibling.json.count, dates: dates)
-        let requestPart = writer.quote(
-            quote, currency: currency, requestFrom: sibling.requestPart.map { sibling.json[$0] })
+        var writer = JSONWriter(capacity: sibling?.json.count ?? 768, dates: dates)
+        let shared = sibling.flatMap { sibling in sibling.requestPart.map { sibling.json[$0] } }
+        let requestPart = writer.quote(quote, currency: currency, requestFrom: shared)
         return EncodedQuote(json: writer.bytes, requestPart: requestPart)
     }
 
