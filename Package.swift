@@ -54,7 +54,7 @@ let package = Package(
         // MARK: Wire protocol
         .target(
             name: "QuoteWire",
-            dependencies: ["QuoteCore", "QuoteStore"],
+            dependencies: ["QuoteCore"],
             swiftSettings: swiftSettings
         ),
 
@@ -64,11 +64,19 @@ let package = Package(
             dependencies: ["QuoteCore"],
             swiftSettings: swiftSettings
         ),
+
+        // MARK: Rules
+        .target(
+            name: "QuoteRules",
+            dependencies: ["QuoteCore", "QuoteStore"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "QuoteStoreSQLite",
             dependencies: [
                 "QuoteCore",
                 "QuoteStore",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,7 +93,7 @@ let package = Package(
                 "QuoteCore",
                 "QuoteWire",
                 "QuoteStore",
-                "QuoteStoreSQLite",
+                "QuoteRules",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -108,6 +116,7 @@ let package = Package(
             dependencies: [
                 "QuoteDaemon",
                 "QuoteCore",
+                "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -137,6 +146,7 @@ let package = Package(
                 "CZeroMQ",
                 "QuoteCore",
                 "QuoteDaemon",
+                "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",
                 "QuoteWire",
@@ -158,6 +168,7 @@ let package = Package(
             name: "QuoteStoreTests",
             dependencies: [
                 "QuoteCore",
+                "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -168,13 +179,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "QuoteStoreContractTests",
+            dependencies: [
+                "QuoteCore",
+                "QuoteRules",
+                "QuoteStore",
+                "QuoteStoreSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "QuoteClientTests",
             dependencies: ["QuoteClient"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "QuoteWireTests",
-            dependencies: ["QuoteCore", "QuoteStore", "QuoteWire"],
+            dependencies: ["QuoteCore", "QuoteWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -182,10 +205,12 @@ let package = Package(
             dependencies: [
                 "QuoteCore",
                 "QuoteDaemon",
+                "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",
                 "QuoteWire",
                 "ZeroMQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

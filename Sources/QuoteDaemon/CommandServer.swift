@@ -6,7 +6,7 @@ import Synchronization
 import ZeroMQ
 
 /// The daemon's engine, where every message enters: one I/O thread owns the ROUTER (commands)
-/// and the PUB (events). It drains waiting requests and decodes them; the store thread
+/// and the PUB (events). It drains waiting requests, decodes and checks them; the store loop
 /// (``StoreWorker``) applies their writes in one transaction (group commit) and answers reads
 /// from committed state; the I/O thread then replies and publishes, never before the commit.
 ///
@@ -22,6 +22,7 @@ public final class CommandServer: Service {
 
     private let configuration: DaemonConfiguration
     private let store: any QuoteStore
+    private let catalog: LiveCatalog
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let stopping = Atomic<Bool>(false)
@@ -30,11 +31,12 @@ public final class CommandServer: Service {
 
     /// Creates the server; nothing is bound until ``run()``.
     public init(
-        configuration: DaemonConfiguration, store: any QuoteStore, logger: Logger, notifier: SystemdNotifier = .init(),
-        onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
+        configuration: DaemonConfiguration, store: any QuoteStore, catalog: LiveCatalog, logger: Logger,
+        notifier: SystemdNotifier = .init(), onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.store = store
+        self.catalog = catalog
         self.logger = logger
         self.notifier = notifier
         self.onReady = onReady
@@ -44,18 +46,28 @@ public final class CommandServer: Service {
     public var endpoints: Endpoints? { bound.withLock { $0 } }
 
     public func run() async throws {
+        let lastSeq = (try? await store.lastSequence()) ?? 0
+        let worker = try StoreWorker(
+            stage: StoreStage(store: store, logger: logger), catalog: catalog, maxBatch: configuration.maxBatch)
+        let storeThread = StoreThread(name: "quoted-store")
+        defer { storeThread.stop() }
         try await withGracefulShutdownHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let thread = Thread { [self] in
-                    do {
-                        try loop()
-                        continuation.resume()
-                    } catch {
-                        continuation.resume(throwing: error)
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask(executorPreference: storeThread) { await worker.run() }
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let thread = Thread { [self] in
+                        // However the loop ends, the store loop ends after the last batch.
+                        defer { worker.stop() }
+                        do {
+                            try loop(worker: worker, lastSeq: lastSeq)
+                            continuation.resume()
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
                     }
+                    thread.name = "quoted-io"
+                    thread.start()
                 }
-                thread.name = "quoted-io"
-                thread.start()
             }
         } onGracefulShutdown: { [self] in
             stopping.store(true, ordering: .relaxed)
@@ -69,7 +81,8 @@ public final class CommandServer: Service {
 
     // MARK: The I/O loop
 
-    private func loop() throws {
+    private func loop(worker: StoreWorker, lastSeq: Int64) throws {
+        let engine = Engine(store: store, catalog: catalog, configuration: configuration, logger: logger)
         let context = try Context()
         let router = try Socket(context, type: .router)
         try router.set(.linger, 0)
@@ -89,18 +102,12 @@ public final class CommandServer: Service {
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
         bound.withLock { $0 = endpoints }
 
-        let lastSeq = (try? store.lastSequence()) ?? 0
         logger.notice(
             "quoted ready",
             metadata: ["commands": "\(endpoints.commands)", "events": "\(endpoints.events)", "lastSeq": "\(lastSeq)"])
         notifier.notify("READY=1\nSTATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
         onReady(endpoints)
 
-        let engine = Engine(store: store, configuration: configuration, logger: logger)
-        let newBatch: @Sendable () -> Engine.Batch = { [store] in Engine.newBatch(for: store) }
-        let worker = try StoreWorker(
-            stage: StoreStage(store: store, logger: logger), maxBatch: configuration.maxBatch, newBatch: newBatch)
-        defer { worker.stop() }
         var poller = Poller()
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
@@ -110,13 +117,12 @@ public final class CommandServer: Service {
         storeOnly.register(fileDescriptor: worker.readyDescriptor)
         let clock = ContinuousClock()
         var nextWatchdog = clock.now
-        var nextPrune = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
         var room = true
 
-        // While the store thread commits batch N, this thread replies to and publishes what
+        // While the store loop commits batch N, this thread replies to and publishes what
         // was committed before it, and receives and decodes batch N+1 message by message,
-        // straight into the worker; when N is done, the store thread takes N+1 by itself.
+        // straight into the worker; when N is done, the store loop takes N+1 by itself.
         while !stopping.load(ordering: .relaxed) {
             let storeReady: Bool
             let routerReady: Bool
@@ -143,11 +149,6 @@ public final class CommandServer: Service {
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.notify("WATCHDOG=1")
                 nextWatchdog = now + interval
-            }
-            if now >= nextPrune {
-                // The store serializes this with the batch being committed (at most its wait).
-                engine.prune()
-                nextPrune = now + .seconds(60)
             }
         }
         // Answer everything received: the batch being committed, then any received after it.

@@ -2,12 +2,14 @@ public import Configuration
 import Foundation
 
 /// The daemon's settings, read once at start-up through one `ConfigReader` (flags, then
-/// `QUOTED_*` environment variables, then the YAML file, then these defaults).
+/// `QUOTED_*` environment variables, then the YAML file, then these defaults). The store's own
+/// settings are its section's, `store.<kind>`, read by the store's configuration.
 ///
 /// Keys (file key / environment variable / flag):
 /// - `endpoint` / `QUOTED_ENDPOINT` / `--endpoint`: the ROUTER for commands; default `tcp://127.0.0.1:5555`.
 /// - `events` / `QUOTED_EVENTS` / `--events`: the PUB for events; default `tcp://127.0.0.1:5556`.
-/// - `stateDirectory` / `QUOTED_STATE_DIRECTORY` / `--state-dir`: where `quoted.sqlite` lives; default `var/quoted`.
+/// - `stateDirectory` / `QUOTED_STATE_DIRECTORY` / `--state-dir`: where the embedded SQLite store's `quoted.sqlite` lives;
+///   default `var/quoted`.
 /// - `catalog` / `QUOTED_CATALOG` / `--catalog`: a YAML or JSON catalog file; default the built-in catalog.
 /// - `maxMessageBytes` / `QUOTED_MAX_MESSAGE_BYTES` / `--max-message-bytes`: the largest request answered, 256 to
 ///   16,777,216; default 65,536. Frames over twice this are dropped by libzmq (`ZMQ_MAXMSGSIZE`) with the connection.
@@ -15,14 +17,9 @@ import Foundation
 /// - `retention.minimumAgeHours` / `QUOTED_RETENTION_MINIMUM_AGE_HOURS` / `--retention-hours`: events younger are kept; default 168.
 /// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
 ///   are kept; default 100,000.
-/// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024 (with 64 clients of 64
-///   requests in flight each, 69k-71k/s against 61k-65k at 256; the same at 4 and 16 clients, and in open loop).
+/// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024 (docs/benchmarks.md).
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
-/// - `synchronous` / `QUOTED_SYNCHRONOUS`: `full` (durable on commit) or `normal`; default full.
-/// - `checkpointPages` / `QUOTED_CHECKPOINT_PAGES`: a background connection checkpoints the write-ahead log each time
-///   it has grown by this many 4 KiB pages, 0 to 1,000,000; default 128. 0 leaves checkpoints to the committing writer
-///   (slower tail).
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
     public var events: String
@@ -34,8 +31,6 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var retentionEvents: Int
     public var maxBatch: Int
     public var highWaterMark: Int
-    public var synchronousFull: Bool
-    public var checkpointPages: Int
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -56,13 +51,16 @@ public struct DaemonConfiguration: Sendable, Hashable {
             reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
-        let synchronous = (reader.string(forKey: "synchronous") ?? "full").lowercased()
-        guard synchronous == "full" || synchronous == "normal" else {
-            throw ConfigurationError(key: "synchronous", reason: "\"\(synchronous)\" is not full or normal")
+        for (old, new) in Self.moved
+        where reader.string(forKey: ConfigKey(old)) != nil || reader.int(forKey: ConfigKey(old)) != nil {
+            throw ConfigurationError(key: old, reason: "moved to \(new)")
         }
-        synchronousFull = synchronous == "full"
-        checkpointPages = try Self.integer(reader, "checkpointPages", default: 128, range: 0...1_000_000)
     }
+
+    /// Keys that moved under the store's section, with where they are now.
+    public static let moved = [
+        ("synchronous", "store.sqlite.synchronous"), ("checkpointPages", "store.sqlite.checkpointPages"),
+    ]
 
     /// The SQLite file inside the state directory.
     public var databasePath: String {

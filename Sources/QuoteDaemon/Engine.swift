@@ -1,15 +1,17 @@
 import Foundation
 public import Logging
 import QuoteCore
+import QuoteRules
 public import QuoteStore
 import QuoteWire
 public import ZeroMQ
 
 /// Turns a batch of received messages into replies and events, in three stages: ``parse``
-/// (decode and validate, on the I/O thread), ``StoreStage/execute(_:)`` (one store
-/// transaction for every write, then the reads, on the store thread) and ``encode(_:)`` (on
-/// the I/O thread again). No sockets here, so it can be tested on its own; ``CommandServer``
-/// receives, hands batches over and sends.
+/// (decode, validate, and check each command against a catalog snapshot, on the I/O thread),
+/// ``StoreStage/execute(_:)`` (one store transaction for every write, then the reads) and
+/// ``encode(_:)`` (on the I/O thread again). A request refused by its checks is answered from
+/// the first stage and never waits for a commit. No sockets here, so it can be tested on its
+/// own; ``CommandServer`` receives, hands batches over and sends.
 public struct Engine {
     /// What a batch of messages came to, ready for the sockets.
     public struct Output {
@@ -19,10 +21,21 @@ public struct Engine {
         public var events: [[[UInt8]]] = []
     }
 
+    /// What a request asks of the store, once parsed and checked.
+    enum Work: Sendable {
+        /// A checked command, for the batch's transaction.
+        case write(CheckedCommand)
+        /// A query, answered from committed state.
+        case read(ReadQuery)
+        /// A submission refused by its checks that carries an idempotency key: answered with
+        /// the quote submitted under that key, if there is one, else with the refusal.
+        case replay(idempotencyKey: String, refusal: QuoteError)
+    }
+
     struct Pending: Sendable {
         var envelope: [[UInt8]]
         var id: RequestID?
-        var action: RequestAction
+        var work: Work
     }
 
     /// A batch decoded on the I/O thread, for the store.
@@ -31,67 +44,71 @@ public struct Engine {
         var replies: [[[UInt8]]?]
         var writes: [(index: Int, pending: Pending)] = []
         var reads: [(index: Int, pending: Pending)] = []
-        var currency: Currency
+        /// The catalog the batch is checked, applied and priced against.
+        var catalog: Catalog
+        /// When the batch began: the moment submissions are validated at (coupon expiry).
+        var started: Date
 
         /// Messages in the batch.
         var count: Int { replies.count }
         var isEmpty: Bool { replies.isEmpty }
+        var currency: Currency { catalog.currency }
     }
 
-    /// What the store made of a batch, for encoding on the I/O thread.
+    /// What the store made of a batch, for encoding on the I/O thread: domain values only.
     struct Executed: Sendable {
         var batch: Batch
         /// One result per write, in order; `nil` when the store failed and applied nothing.
         var writeResults: [Result<CommandOutcome, QuoteError>]?
-        /// One reply per read, in order.
-        var readReplies: [ReadReply]
-    }
-
-    /// A read's reply; a quote it shows is kept as the domain value and written straight
-    /// into the reply on the I/O thread, not turned into a `WireQuote` on the store thread.
-    struct ReadReply: Sendable {
-        var reply: WireReply
-        var quote: Quote?
+        /// One result per read, in order.
+        var readResults: [StoreStage.ReadResult]
     }
 
     let store: any QuoteStore
+    let catalog: LiveCatalog
     let configuration: DaemonConfiguration
     let logger: Logger
+    let rulebook = Rulebook()
     private let codec = WireCodec()
 
-    /// An engine over `store`, refusing what `configuration` does not allow (message size).
-    public init(store: any QuoteStore, configuration: DaemonConfiguration, logger: Logger) {
+    /// An engine over `store`, checking commands against `catalog` and refusing what
+    /// `configuration` does not allow (message size).
+    public init(store: any QuoteStore, catalog: LiveCatalog, configuration: DaemonConfiguration, logger: Logger) {
         self.store = store
+        self.catalog = catalog
         self.configuration = configuration
         self.logger = logger
     }
 
-    /// All three stages on the calling thread: what the daemon does with a batch, without its
-    /// threads and sockets (for tests and `quoted-bench engine`).
-    public func handle(_ messages: [Multipart]) -> Output {
-        encode(StoreStage(store: store, logger: logger).execute(parse(messages)))
+    /// All three stages in turn: what the daemon does with a batch, without its threads and
+    /// sockets (for tests and `quoted-bench engine`).
+    public func handle(_ messages: [Multipart]) async -> Output {
+        encode(await StoreStage(store: store, logger: logger).execute(parse(messages)))
     }
 
-    /// Decodes and validates; malformed or invalid requests get their refusal at once.
+    /// Decodes, validates and checks; refused requests get their reply at once.
     func parse(_ messages: [Multipart]) -> Batch {
-        var batch = Self.newBatch(for: store)
+        var batch = newBatch()
         for message in messages { parse(message, into: &batch) }
         return batch
     }
 
-    /// An empty batch for `store`, priced in its catalog's currency of this moment.
-    static func newBatch(for store: any QuoteStore) -> Batch {
-        Batch(replies: [], currency: store.currentCatalog.currency)
+    /// An empty batch, against the catalog of this moment.
+    func newBatch() -> Batch { Self.newBatch(catalog) }
+
+    /// An empty batch, against `catalog`'s catalog of this moment.
+    static func newBatch(_ catalog: LiveCatalog) -> Batch {
+        Batch(replies: [], catalog: catalog.current, started: Date())
     }
 
-    /// Decodes and validates one message into `batch`, as it arrives: the I/O thread parses
-    /// while the store commits the batch before, so the store never waits for a parse.
+    /// Decodes, validates and checks one message into `batch`, as it arrives: the I/O thread
+    /// parses while the store commits the batch before, so the store never waits for a parse.
     func parse(_ message: Multipart, into batch: inout Batch) {
         let index = batch.replies.count
         batch.replies.append(nil)
-        switch parse(message, currency: batch.currency) {
+        switch parse(message, catalog: batch.catalog, at: batch.started) {
         case .success(let pending):
-            if case .write = pending.action {
+            if case .write = pending.work {
                 batch.writes.append((index, pending))
             } else {
                 batch.reads.append((index, pending))
@@ -133,19 +150,9 @@ public struct Engine {
             for position in batch.writes.indices {
                 let index = batch.writes[position].index
                 let id = batch.writes[position].pending.id
-                let body: [UInt8]
-                switch results[position] {
-                case .success(let outcome):
-                    var success = WireReply.success(id)
-                    if outcome.replayed { success.replayed = true }
-                    success.bookingError = outcome.bookingError.map(WireError.init)
-                    // The reply shows the state the write's last quote event announces: its
-                    // JSON is written once, for both.
-                    let quote = codec.encodeQuote(outcome.quote, currency: currency)
-                    body = codec.encode(success, quote: quote)
-                    if !outcome.events.isEmpty { writes.append((outcome, quote)) }
-                case .failure(let error):
-                    body = codec.encode(WireReply.failure(id, WireError(error)))
+                let (body, quote) = encode(results[position], for: id, currency: currency)
+                if let quote, case .success(let outcome) = results[position], !outcome.events.isEmpty {
+                    writes.append((outcome, quote))
                 }
                 replies[index] = batch.writes[position].pending.envelope + [body]
             }
@@ -158,13 +165,81 @@ public struct Engine {
         }
         for position in batch.reads.indices {
             let read = batch.reads[position]
-            let answer = executed.readReplies[position]
-            let body =
-                answer.quote.map { codec.encode(answer.reply, quote: codec.encodeQuote($0, currency: currency)) }
-                ?? codec.encode(answer.reply)
-            replies[read.index] = read.pending.envelope + [body]
+            replies[read.index] =
+                read.pending.envelope + [
+                    encode(executed.readResults[position], for: read.pending.id, currency: currency)
+                ]
         }
         return EncodedReplies(replies: replies.compactMap { $0 }, writes: writes, currency: currency)
+    }
+
+    /// A write's reply, and the JSON of the quote it shows (the state the write's last quote
+    /// event announces: written once, for both).
+    private func encode(
+        _ result: Result<CommandOutcome, QuoteError>, for id: RequestID?, currency: Currency
+    ) -> (reply: [UInt8], quote: EncodedQuote?) {
+        switch result {
+        case .success(let outcome):
+            var success = WireReply.success(id)
+            if outcome.replayed { success.replayed = true }
+            success.bookingError = outcome.bookingError.map(WireError.init)
+            let quote = codec.encodeQuote(outcome.quote, currency: currency)
+            return (codec.encode(success, quote: quote), quote)
+        case .failure(let error):
+            return (codec.encode(WireReply.failure(id, WireError(error))), nil)
+        }
+    }
+
+    /// A read's reply.
+    private func encode(_ result: StoreStage.ReadResult, for id: RequestID?, currency: Currency) -> [UInt8] {
+        var reply = WireReply.success(id)
+        switch result {
+        case .quote(let record):
+            reply.history = record.history.map {
+                WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
+            }
+            return codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency))
+        case .quotes(let quotes, let limit):
+            reply.quotes = quotes.map { WireQuote($0, currency: currency) }
+            if quotes.count == limit { reply.next = quotes.last?.id.rawValue }
+        case .mechanics(let states):
+            reply.mechanics = states.map { state in
+                WireReply.MechanicStatus(
+                    id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
+                    busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
+            }
+        case .services(let services):
+            reply.services = services.map(WireReply.service)
+        case .stats(let counts, let lastSeq):
+            reply.counts = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
+            reply.lastSeq = lastSeq
+        case .events(let events, let lastSeq):
+            reply.events = events.map { Self.wireEvent($0, currency: currency) }
+            reply.lastSeq = lastSeq
+        case .pong(let lastSeq):
+            reply.pong = true
+            reply.lastSeq = lastSeq
+        case .written(let result):
+            return encode(result, for: id, currency: currency).reply
+        case .failure(let error):
+            return codec.encode(WireReply.failure(id, error))
+        }
+        return codec.encode(reply)
+    }
+
+    /// The event as clients see it; `withQuote: false` leaves out a quote event's quote, for
+    /// a caller that splices in one it encoded already.
+    static func wireEvent(_ event: StoredEvent, currency: Currency, withQuote: Bool = true) -> WireEvent {
+        switch event.kind {
+        case .quote(let from, let quote):
+            WireEvent(
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
+                to: quote.status.rawValue, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
+        case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
+            WireEvent(
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue,
+                mechanic: WireQuote.WireMechanic(mechanic))
+        }
     }
 
     /// Encodes the committed events of the batch whose replies are `encoded`, as `[topic,
@@ -188,7 +263,7 @@ public struct Engine {
         _ event: StoredEvent, currency: Currency, final: Quote, encodedAs finalJSON: EncodedQuote
     ) -> [UInt8] {
         guard case .quote(_, let quote) = event.kind else {
-            return codec.encode(StoreStage.wireEvent(event, currency: currency))
+            return codec.encode(Self.wireEvent(event, currency: currency))
         }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
@@ -200,16 +275,7 @@ public struct Engine {
         } else {
             encoded = codec.encodeQuote(quote, currency: currency)
         }
-        return codec.encode(StoreStage.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
-    }
-
-    func prune() {
-        do {
-            let pruned = try store.pruneEvents(now: Date())
-            if pruned > 0 { logger.info("pruned old events", metadata: ["count": "\(pruned)"]) }
-        } catch {
-            logger.warning("event pruning failed", metadata: ["error": "\(error)"])
-        }
+        return codec.encode(Self.wireEvent(event, currency: currency, withQuote: false), quote: encoded)
     }
 
     // MARK: Decoding
@@ -225,7 +291,7 @@ public struct Engine {
     /// `[identity, "", body]` is the protocol (REQ, or DEALER with a delimiter);
     /// `[identity, body]` is accepted too. Anything else is a malformed envelope, answered
     /// on the same envelope so a REQ or DEALER client still hears about it.
-    private func parse(_ message: Multipart, currency: Currency) -> Result<Pending, Refusal> {
+    private func parse(_ message: Multipart, catalog: Catalog, at now: Date) -> Result<Pending, Refusal> {
         let frames = message.frames
         let envelope: [[UInt8]]
         let body: [UInt8]
@@ -258,11 +324,28 @@ public struct Engine {
         case .failure(let error):
             return .failure(Refusal(envelope: envelope, id: nil, error: error))
         case .success(let request):
+            let action: RequestAction
             do {
-                return .success(
-                    Pending(envelope: envelope, id: request.id, action: try request.action(currency: currency)))
+                action = try request.action(currency: catalog.currency)
             } catch {
                 return .failure(Refusal(envelope: envelope, id: request.id, error: error))
+            }
+            switch action {
+            case .read(let query):
+                return .success(Pending(envelope: envelope, id: request.id, work: .read(query)))
+            case .write(let command):
+                switch rulebook.check(command, in: catalog, at: now) {
+                case .success(let checked):
+                    return .success(Pending(envelope: envelope, id: request.id, work: .write(checked)))
+                case .failure(let refusal):
+                    if case .submit(_, let key?, _) = command {
+                        return .success(
+                            Pending(
+                                envelope: envelope, id: request.id, work: .replay(idempotencyKey: key, refusal: refusal)
+                            ))
+                    }
+                    return .failure(Refusal(envelope: envelope, id: request.id, error: WireError(refusal)))
+                }
             }
         }
     }

@@ -6,45 +6,40 @@ import ZeroMQ
     import Glibc
 #endif
 
-/// The store thread: commits one ``StoreStage`` batch after another, taking each next batch
-/// itself the moment the last one is done, so that it never waits for the I/O thread.
+/// The store stage's loop: commits one ``StoreStage`` batch after another, taking each next
+/// batch itself the moment the last one is done, so that it never waits for the I/O thread.
 ///
 /// The batch being received lives here, behind a ``Mutex``: the I/O thread decodes each
-/// request into it as it arrives (``append(_:engine:)``) while the store thread commits the
-/// batch before; when that commit is done, the store thread swaps the received batch out and
-/// starts on it at once. Finished batches queue up, in order, for the I/O thread to encode,
-/// reply to and publish; a byte written to a pipe whose read end, ``readyDescriptor``, the
-/// I/O thread polls beside its sockets says there is something to take. No socket ever leaves
-/// the I/O thread.
-///
-/// Before this, the I/O thread handed each batch over itself, and only between two polls:
-/// while it was encoding the last batch's replies the store sat idle, 20% of a closed-loop
-/// run (docs/benchmarks.md).
+/// request into it as it arrives (``append(_:engine:)``) while the loop commits the batch
+/// before; when that commit is done, the loop swaps the received batch out and starts on it at
+/// once. Finished batches queue up, in order, for the I/O thread to encode, reply to and
+/// publish; a byte written to a pipe whose read end, ``readyDescriptor``, the I/O thread polls
+/// beside its sockets says there is something to take. No socket ever leaves the I/O thread.
 final class StoreWorker: Sendable {
     private struct State {
         /// Requests received and decoded, for the store's next transaction.
         var next: Engine.Batch
         /// Committed batches, oldest first, waiting to be answered.
         var done: [Engine.Executed] = []
-        /// The store thread is waiting for requests (and must be woken for them).
-        var idle = false
-        /// The store thread is committing a batch.
+        /// The loop, waiting for requests (or for the stop).
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The loop is committing a batch.
         var executing = false
         var stopping = false
     }
 
     private let state: Mutex<State>
-    private let wake = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    private let stage: StoreStage
+    private let catalog: LiveCatalog
     private let maxBatch: Int
     /// Readable while a finished batch waits to be taken, or when a full batch was taken and
     /// there is room to receive again.
     let readyDescriptor: Int32
     private let signalDescriptor: Int32
 
-    /// Starts the store thread; batches hold at most `maxBatch` requests, each begun empty by
-    /// `newBatch` (priced in the catalog's currency of that moment).
-    init(stage: StoreStage, maxBatch: Int, newBatch: @escaping @Sendable () -> Engine.Batch) throws {
+    /// A worker whose batches hold at most `maxBatch` requests, each begun empty against
+    /// `catalog`'s catalog of that moment; ``run()`` is its loop.
+    init(stage: StoreStage, catalog: LiveCatalog, maxBatch: Int) throws {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         for end in ends {
@@ -54,18 +49,21 @@ final class StoreWorker: Sendable {
         readyDescriptor = ends[0]
         signalDescriptor = ends[1]
         self.maxBatch = max(1, maxBatch)
-        state = Mutex(State(next: newBatch()))
-        let thread = Thread { [self] in
-            work(stage, newBatch: newBatch)
-        }
-        thread.name = "quoted-store"
-        thread.start()
+        self.stage = stage
+        self.catalog = catalog
+        state = Mutex(State(next: Engine.newBatch(catalog)))
     }
 
-    private func work(_ stage: StoreStage, newBatch: () -> Engine.Batch) {
-        defer { finished.signal() }
+    deinit {
+        close(readyDescriptor)
+        close(signalDescriptor)
+    }
+
+    /// Commits batches until ``stop()`` has been called and every received request is
+    /// committed.
+    func run() async {
         while true {
-            let fresh = newBatch()
+            let fresh = Engine.newBatch(catalog)
             let (job, stop) = state.withLock { state -> (Engine.Batch?, Bool) in
                 guard state.next.isEmpty else {
                     var job = fresh
@@ -73,14 +71,12 @@ final class StoreWorker: Sendable {
                     state.executing = true
                     return (job, false)
                 }
-                if state.stopping { return (nil, true) }
-                state.idle = true
-                return (nil, false)
+                return (nil, state.stopping)
             }
             if let job {
                 // A full batch kept the I/O thread from receiving: tell it there is room.
                 if job.count >= maxBatch { signal() }
-                let executed = stage.execute(job)
+                let executed = await stage.execute(job)
                 state.withLock { state in
                     state.done.append(executed)
                     state.executing = false
@@ -89,7 +85,14 @@ final class StoreWorker: Sendable {
             } else if stop {
                 return
             } else {
-                wake.wait()
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { state in
+                        guard state.next.isEmpty && !state.stopping else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
             }
         }
     }
@@ -99,16 +102,16 @@ final class StoreWorker: Sendable {
         _ = write(signalDescriptor, &byte, 1)
     }
 
-    /// Decodes `message` into the batch being received (on the I/O thread), waking the store
+    /// Decodes `message` into the batch being received (on the I/O thread), waking the loop
     /// if it waits for work. Returns whether that batch has room for more.
     func append(_ message: Multipart, engine: Engine) -> Bool {
-        let (room, wasIdle) = state.withLock { state in
+        let (room, waiter) = state.withLock { state in
             engine.parse(message, into: &state.next)
-            let wasIdle = state.idle
-            state.idle = false
-            return (state.next.count < maxBatch, wasIdle)
+            let waiter = state.waiter
+            state.waiter = nil
+            return (state.next.count < maxBatch, waiter)
         }
-        if wasIdle { wake.signal() }
+        waiter?.resume()
         return room
     }
 
@@ -129,12 +132,14 @@ final class StoreWorker: Sendable {
         }
     }
 
-    /// Stops the thread once every received request is committed, and waits for it.
+    /// Lets ``run()`` return once every received request is committed.
     func stop() {
-        state.withLock { $0.stopping = true }
-        wake.signal()
-        finished.wait()
-        close(readyDescriptor)
-        close(signalDescriptor)
+        let waiter = state.withLock { state in
+            state.stopping = true
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
     }
 }

@@ -1,59 +1,59 @@
 public import Foundation
 public import QuoteCore
 
-/// Durable storage of quotes, mechanics' claims and the event log.
+/// Durable storage of quotes, mechanics' claims and the event log, behind an async boundary
+/// so that a store built on an async client fits as well as one built on a blocking one.
 ///
-/// Every implementation keeps the same promises, whatever the races between clients or
-/// daemons: a command is applied entirely or not at all; a mechanic is held by at most one
-/// quote, claimed by one conditional write whose affected rows are checked; every change
-/// appends its events in the same transaction (outbox), numbered gap-free; and a result is
-/// returned only after its transaction is durable.
-///
-/// The SQLite store (`QuoteStoreSQLite`) serves one host; a PostgreSQL store for several
-/// daemons would claim with `FOR UPDATE SKIP LOCKED` behind this same protocol.
+/// A store holds data, not rules: every change goes through ``write(_:)``, whose body (the
+/// rules in `QuoteRules`) works through the narrow ``StoreTransaction``. Every implementation
+/// keeps the same promises, whatever the races between clients or daemons: a transaction is
+/// applied entirely or not at all; a mechanic is held by at most one quote, claimed by one
+/// conditional write whose affected rows are checked; events are appended in the same
+/// transaction as the change they announce (outbox), numbered gap-free; and `write` returns
+/// only after its transaction is durable. The store contract suite checks each promise.
 public protocol QuoteStore: Sendable {
-    /// The catalog commands are validated and priced against.
-    var currentCatalog: Catalog { get }
-
-    /// Replaces the catalog (e.g. on reload) and syncs what the store keeps of it.
-    func updateCatalog(_ catalog: Catalog) throws(StoreError)
-
-    /// Applies `commands` in one transaction and reports each one's result in order.
+    /// Runs `body` in one write transaction and commits it, durably, before returning what
+    /// `body` returned. When `body` throws, or the commit fails, nothing of it is applied.
     ///
-    /// A refused command leaves no trace and does not fail the others. Throws only when the
-    /// batch as a whole could not be committed, in which case nothing of it was applied.
-    func apply(_ commands: [StoreCommand]) throws(StoreError) -> [Result<CommandOutcome, QuoteError>]
+    /// Transactions are serialized: on one store, one `body` runs at a time, and a store
+    /// shared by several processes serializes them with its database's locks.
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T
+
+    /// Brings what the store keeps of the catalog in line with `catalog` (on start and
+    /// reload): listed mechanics are added or updated and keep their claims; those no longer
+    /// listed are deactivated, so that they are never picked again.
+    func syncCatalog(_ catalog: Catalog) async throws(StoreError)
 
     /// A quote and its state history, oldest first; `nil` if there is no such quote.
-    func quote(_ id: QuoteID) throws(StoreError) -> QuoteRecord?
+    func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord?
+
+    /// The quote submitted with `idempotencyKey`, if any.
+    func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
 
     /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
-    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) throws(StoreError) -> [Quote]
+    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote]
 
     /// Every active mechanic with what holds them.
-    func mechanics() throws(StoreError) -> [MechanicState]
+    func mechanics() async throws(StoreError) -> [MechanicState]
 
     /// How many quotes are in each state.
-    func counts() throws(StoreError) -> [QuoteStatus: Int]
+    func counts() async throws(StoreError) -> [QuoteStatus: Int]
 
     /// Events with `seq` greater than `after`, in order, at most `limit`.
-    func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent]
+    func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent]
 
     /// The sequence number of the last event, 0 when the log is empty.
-    func lastSequence() throws(StoreError) -> Int64
+    func lastSequence() async throws(StoreError) -> Int64
 
     /// Deletes old events within what the retention promises; returns how many went.
     @discardableResult
-    func pruneEvents(now: Date) throws(StoreError) -> Int
+    func pruneEvents(now: Date) async throws(StoreError) -> Int
 
     /// Every breach of the booking invariant: a booked quote must hold its mechanic and a busy
     /// mechanic must belong to a booked quote.
-    func integrityViolations() throws(StoreError) -> [IntegrityViolation]
-
-    /// Repairs what ``integrityViolations()`` reports, logging each change as events; only on
-    /// an operator's explicit command.
-    @discardableResult
-    func repairIntegrity() throws(StoreError) -> [IntegrityViolation]
+    func integrityViolations() async throws(StoreError) -> [IntegrityViolation]
 }
 
 /// A quote with its history.

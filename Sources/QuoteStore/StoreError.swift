@@ -4,7 +4,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. New kinds may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case open, migration, database, corrupt, busy
+            case open, migration, database, corrupt, busy, configuration
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -19,6 +19,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let corrupt = Code(.corrupt)
         /// Another writer held the lock past the busy timeout.
         public static let busy = Code(.busy)
+        /// A setting of the store is invalid; the message names its key.
+        public static let configuration = Code(.configuration)
 
         public var description: String { base.rawValue }
     }

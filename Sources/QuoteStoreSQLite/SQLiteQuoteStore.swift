@@ -8,36 +8,17 @@ import Synchronization
 /// The embedded default store: one SQLite file in WAL mode on GRDB, durable on commit
 /// (`synchronous=FULL`), shared safely by threads and by processes on the same host.
 ///
-/// Writes take the write lock up front (`BEGIN IMMEDIATE`), so concurrent writers queue on
-/// the busy timeout instead of failing on a lock upgrade. Claims are single conditional
-/// `UPDATE`s whose affected rows are checked. Reads run concurrently with the writer.
+/// Every write runs on the one writer connection, on its own thread, one transaction at a
+/// time (``write(_:)``); the rules run inside it through ``SQLiteTransaction``. Writes take the
+/// write lock up front (`BEGIN IMMEDIATE`), so concurrent writers in other processes queue on
+/// the busy timeout instead of failing on a lock upgrade. Reads run concurrently with the
+/// writer, on GRDB's reader connections.
 public final class SQLiteQuoteStore: QuoteStore {
-    /// How the store opens its file.
-    public struct Configuration: Sendable {
-        /// `FULL` (default) makes every commit durable before it returns; `NORMAL` in WAL mode
-        /// may lose the last commits on power loss, but never corrupts.
-        public var synchronousFull: Bool = true
-        /// How long a writer waits for another to release the lock.
-        public var busyTimeout: Duration = .seconds(5)
-        /// What the event log keeps.
-        public var retention: EventRetention = .init()
-        /// WAL pages after which the committing writer checkpoints by itself (SQLite's
-        /// `wal_autocheckpoint`, default 1,000, about 4 MiB). A checkpoint copies pages back
-        /// into the database file and fsyncs it, stalling that commit for milliseconds; with a
-        /// ``CheckpointService`` keeping the WAL short in the background, raise this so the
-        /// writer only checkpoints if the service falls behind.
-        public var writerCheckpointPages: Int = 1_000
-        /// When set, the store wakes a ``CheckpointService`` through ``checkpointTrigger``
-        /// each time the WAL has grown by this many pages; `nil` (default): no background
-        /// checkpoints, only the writer's.
-        public var backgroundCheckpointPages: Int?
-
-        /// The defaults: durable commits, 5 s busy timeout, default retention.
-        public init() {}
-    }
-
     private let pool: DatabasePool
-    private let catalog: Mutex<Catalog>
+    /// The synced catalog's currency, recorded with each new quote.
+    private let currency: Mutex<Currency>
+    /// Runs each transaction's rules on the writer's thread.
+    private let inline = InlineExecutor()
     private let retention: EventRetention
     private let clock: @Sendable () -> Date
     private let logger: Logger
@@ -52,7 +33,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(StoreError) {
         var config = GRDB.Configuration()
-        config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.components.seconds))
+        config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.milliseconds) / 1_000)
         config.label = "quoted.store"
         let synchronous = configuration.synchronousFull ? "FULL" : "NORMAL"
         let checkpointPages = max(0, configuration.writerCheckpointPages)
@@ -71,8 +52,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         do {
             pool = try DatabasePool(path: path, configuration: config)
             // Set here, on the one connection that commits, not in `prepareDatabase`: GRDB turns
-            // WAL on for the writer after that hook and sets `synchronous = NORMAL` as it does,
-            // so the writer's commits were never fsynced (until 2026-11-23; docs/benchmarks.md).
+            // WAL on for the writer after that hook and sets `synchronous = NORMAL` as it does.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         } catch {
             throw StoreError(.open, "cannot open \(path): \(error)")
@@ -84,95 +64,120 @@ public final class SQLiteQuoteStore: QuoteStore {
                 return migrator.migrations.filter { !done.contains($0) }
             }
             if !pending.isEmpty {
-                // A migration may rewrite every row (v2 took 6.7 s for 1M quotes): say so first.
+                // A migration may rewrite every row: say so first.
                 logger.notice("migrating store", metadata: ["path": "\(path)", "migrations": "\(pending)"])
             }
             try migrator.migrate(pool)
         } catch {
             throw StoreError(.migration, "cannot migrate \(path): \(error)")
         }
-        self.catalog = Mutex(catalog)
+        self.currency = Mutex(catalog.currency)
         self.retention = configuration.retention
         self.clock = clock
         self.logger = logger
-        try updateCatalog(catalog)
+        try writeSync { db in try Self.sync(newCatalog: catalog, into: db) }
     }
 
-    /// The catalog commands are validated and priced against.
-    public var currentCatalog: Catalog { catalog.withLock { $0 } }
-
-    /// Replaces the catalog (e.g. on SIGHUP) and syncs its tables in one transaction.
-    public func updateCatalog(_ newCatalog: Catalog) throws(StoreError) {
-        try write { db in
-            try db.execute(sql: "DELETE FROM services")
-            for service in newCatalog.services {
-                try db.execute(
-                    sql: "INSERT INTO services (name, minimum_skill, price_cents, currency) VALUES (?, ?, ?, ?)",
-                    arguments: [
-                        service.name, service.minimumSkill.rawValue, service.price.cents, service.price.currency.code,
-                    ])
-            }
-            try db.execute(sql: "DELETE FROM coupons")
-            for coupon in newCatalog.coupons {
-                var percent: Int?
-                var amount: Int64?
-                switch coupon.discount {
-                case .percent(let value): percent = value
-                case .amount(let value): amount = value.cents
-                }
-                try db.execute(
-                    sql: "INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at) VALUES (?, ?, ?, ?)",
-                    arguments: [coupon.code, percent, amount, coupon.expiresAt.map(Self.milliseconds)])
-            }
-            try db.execute(sql: "UPDATE mechanics SET active = 0")
-            // One prepared statement for the whole roster: preparing it per mechanic made
-            // start-up with 100,000 mechanics take 10 s (see docs/benchmarks.md).
-            let upsert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO mechanics (id, name, skill, active, quote_id, free_since) VALUES (?, ?, ?, 1, NULL, 0)
-                    ON CONFLICT (id) DO UPDATE SET name = excluded.name, skill = excluded.skill, active = 1
-                    """)
-            for mechanic in newCatalog.mechanics {
-                try upsert.execute(arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
+    /// Syncs the catalog's tables in one transaction (on start and on SIGHUP).
+    public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
+        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            pool.asyncWriteWithoutTransaction { [self] db in
+                continuation.resume(
+                    returning: Result { () throws(StoreError) in
+                        try transaction(db) { db in try Self.sync(newCatalog: catalog, into: db) }
+                    })
             }
         }
-        catalog.withLock { $0 = newCatalog }
+        try result.get()
+        currency.withLock { $0 = catalog.currency }
+    }
+
+    private static func sync(newCatalog: Catalog, into db: Database) throws {
+        try db.execute(sql: "DELETE FROM services")
+        for service in newCatalog.services {
+            try db.execute(
+                sql: "INSERT INTO services (name, minimum_skill, price_cents, currency) VALUES (?, ?, ?, ?)",
+                arguments: [
+                    service.name, service.minimumSkill.rawValue, service.price.cents, service.price.currency.code,
+                ])
+        }
+        try db.execute(sql: "DELETE FROM coupons")
+        for coupon in newCatalog.coupons {
+            var percent: Int?
+            var amount: Int64?
+            switch coupon.discount {
+            case .percent(let value): percent = value
+            case .amount(let value): amount = value.cents
+            }
+            try db.execute(
+                sql: "INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [coupon.code, percent, amount, coupon.expiresAt.map(Self.milliseconds)])
+        }
+        try db.execute(sql: "UPDATE mechanics SET active = 0")
+        // One prepared statement for the whole roster: preparing it per mechanic made
+        // start-up with 100,000 mechanics take 10 s (see docs/benchmarks.md).
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO mechanics (id, name, skill, active, quote_id, free_since) VALUES (?, ?, ?, 1, NULL, 0)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, skill = excluded.skill, active = 1
+                """)
+        for mechanic in newCatalog.mechanics {
+            try upsert.execute(arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
+        }
     }
 
     // MARK: Writing
 
-    public func apply(_ commands: [StoreCommand]) throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        guard !commands.isEmpty else { return [] }
-        let now = clock()
-        let catalog = currentCatalog
-        return try write { db in
-            let batch = Batch(db: db, catalog: catalog, now: now)
-            var results: [Result<CommandOutcome, QuoteError>] = []
-            results.reserveCapacity(commands.count)
-            for command in commands {
-                results.append(try batch.apply(command))
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            // On GRDB's writer queue: the one connection that writes, one transaction at a time.
+            pool.asyncWriteWithoutTransaction { [self] db in
+                let now = clock()
+                let currency = currency.withLock { $0 }
+                continuation.resume(
+                    returning: Result { () throws(StoreError) in
+                        try transaction(db) { db throws(StoreError) in
+                            let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
+                            return try inline.run { () throws(StoreError) in try await body(transaction) }
+                        }
+                    })
             }
-            return results
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction of `db`, mapping database failures.
+    private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            var value: T?
+            try db.inTransaction(.immediate) {
+                value = try body(db)
+                return .commit
+            }
+            return value!
+        } catch {
+            throw Self.storeError(error)
         }
     }
 
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction, mapping database failures.
-    private func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// Runs `body` in one write transaction from the calling thread (at start-up).
+    private func writeSync<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.writeWithoutTransaction { db in
-                var value: T?
-                try db.inTransaction(.immediate) {
-                    value = try body(db)
-                    return .commit
-                }
-                return value!
-            }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw StoreError(.busy, "\(error)")
-        } catch let error as StoreError {
-            throw error
+            return try pool.writeWithoutTransaction { db in try transaction(db, body) }
         } catch {
-            throw StoreError(.database, "\(error)")
+            throw Self.storeError(error)
+        }
+    }
+
+    /// `error` as a ``StoreError``: a busy lock, an unreadable record or another failure.
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: error
+        case let error as DatabaseError where error.resultCode == .SQLITE_BUSY: StoreError(.busy, "\(error)")
+        case let error as QuoteCodec.CorruptRecord: StoreError(.corrupt, error.description)
+        default: StoreError(.database, "\(error)")
         }
     }
 
@@ -191,20 +196,18 @@ public final class SQLiteQuoteStore: QuoteStore {
         return names.indices.contains(value) ? names[value] : "unknown (\(value))"
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try pool.read(body)
-        } catch let error as StoreError {
-            throw error
+            return try await pool.read(body)
         } catch {
-            throw StoreError(.database, "\(error)")
+            throw Self.storeError(error)
         }
     }
 
     // MARK: Reading
 
-    public func quote(_ id: QuoteID) throws(StoreError) -> QuoteRecord? {
-        try read { db in
+    public func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? {
+        try await read { db in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT data, history FROM quotes WHERE id = ?", arguments: [id.rawValue])
@@ -217,8 +220,15 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) throws(StoreError) -> [Quote] {
-        try read { db in
+    public func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
+        try await read { db in
+            try Data.fetchOne(db, sql: "SELECT data FROM quotes WHERE idempotency_key = ?", arguments: [key])
+                .map(QuoteCodec.decodeQuote)
+        }
+    }
+
+    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        try await read { db in
             let after = afterID?.rawValue ?? 0
             let rows: [Data]
             if let status {
@@ -233,8 +243,8 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func mechanics() throws(StoreError) -> [MechanicState] {
-        try read { db in
+    public func mechanics() async throws(StoreError) -> [MechanicState] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active = 1 ORDER BY id"
             ).map { row in
@@ -246,8 +256,8 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func counts() throws(StoreError) -> [QuoteStatus: Int] {
-        try read { db in
+    public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
+        try await read { db in
             var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM quotes GROUP BY state") {
                 if let status = QuoteStatus(rawValue: row[0]) { counts[status] = row[1] }
@@ -256,8 +266,8 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent] {
-        try read { db in
+    public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        try await read { db in
             let columns = "SELECT seq, at, type, quote_id, from_state, data FROM events"
             let rows = try Row.fetchAll(
                 db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
@@ -270,12 +280,23 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func lastSequence() throws(StoreError) -> Int64 {
-        try read { db in try Self.lastSequence(db) }
+    public func lastSequence() async throws(StoreError) -> Int64 {
+        try await read { db in try Self.lastSequence(db) }
     }
 
-    public func pruneEvents(now: Date) throws(StoreError) -> Int {
-        try write { db in
+    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+        let retention = retention
+        let result: Result<Int, StoreError> = await withCheckedContinuation { continuation in
+            pool.asyncWriteWithoutTransaction { [self] db in
+                continuation.resume(
+                    returning: Result { () throws(StoreError) in try prune(db, now: now, retention: retention) })
+            }
+        }
+        return try result.get()
+    }
+
+    private func prune(_ db: Database, now: Date, retention: EventRetention) throws(StoreError) -> Int {
+        try transaction(db) { db in
             let last = try Self.lastSequence(db)
             let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
             try db.execute(
@@ -290,24 +311,8 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     // MARK: Integrity
 
-    public func integrityViolations() throws(StoreError) -> [IntegrityViolation] {
-        try read { db in try Self.violations(db) }
-    }
-
-    public func repairIntegrity() throws(StoreError) -> [IntegrityViolation] {
-        let now = clock()
-        let catalog = currentCatalog
-        return try write { db in
-            let found = try Self.violations(db)
-            let batch = Batch(db: db, catalog: catalog, now: now)
-            for violation in found {
-                try batch.repair(violation)
-                logger.warning(
-                    "repaired integrity violation",
-                    metadata: ["violation": "\(violation.message)"])
-            }
-            return found
-        }
+    public func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
+        try await read { db in try Self.violations(db) }
     }
 
     private static func violations(_ db: Database) throws -> [IntegrityViolation] {

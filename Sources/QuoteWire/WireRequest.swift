@@ -1,5 +1,4 @@
 public import QuoteCore
-public import QuoteStore
 
 /// A client's request id, echoed in the reply: a string or a number, as the client sent it.
 public enum RequestID: Codable, Sendable, Hashable {
@@ -95,7 +94,7 @@ public struct WireRequest: Codable, Sendable, Hashable {
 /// What a request asks the daemon to do, once validated.
 public enum RequestAction: Sendable, Hashable {
     /// A change, applied in the next group commit.
-    case write(StoreCommand)
+    case write(QuoteCommand)
     /// A query, answered from committed state.
     case read(ReadQuery)
 }

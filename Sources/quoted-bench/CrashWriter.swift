@@ -2,13 +2,13 @@ import ArgumentParser
 import Foundation
 import Logging
 import QuoteCore
-import QuoteStore
+import QuoteRules
 import QuoteStoreSQLite
 
 /// Writes to a store under load and prints `ack <quote id>` for every command whose
 /// transaction has committed, until killed. The crash test kills it with SIGKILL at random
 /// points and checks that every acknowledged write survived.
-struct CrashWriter: ParsableCommand {
+struct CrashWriter: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer", abstract: "Write under load until killed (for the crash test).",
         shouldDisplay: false)
@@ -18,17 +18,18 @@ struct CrashWriter: ParsableCommand {
     @Option(help: "Mechanics in the catalog.") var mechanics = 10
     @Option(help: "A prefix for idempotency keys, unique per run.") var prefix = "crash"
 
-    func run() throws {
+    func run() async throws {
         let catalog = try Catalog(
             services: Catalog.standard.services,
             mechanics: (1...mechanics).map {
                 Mechanic(id: MechanicID(Int64($0)), name: "Mechanic \($0)", skill: .master)
             })
         let store = try SQLiteQuoteStore(path: database, catalog: catalog, logger: Logger(label: "crash-writer"))
+        let rules = Rulebook()
         var booked: [QuoteID] = []
         var counter = 0
         while true {
-            var commands: [StoreCommand] = booked.prefix(batch / 2).enumerated().map { index, id in
+            var commands: [CheckedCommand] = booked.prefix(batch / 2).enumerated().map { index, id in
                 index % 2 == 0 ? .complete(id) : .cancel(id, reason: nil)
             }
             booked.removeFirst(min(booked.count, batch / 2))
@@ -37,9 +38,13 @@ struct CrashWriter: ParsableCommand {
                 let submission = Submission(
                     customer: .init(name: "Crash \(counter)", email: "crash@example.com", address: "Here"),
                     car: .init(make: "Ford", model: "Focus", year: 2010, trim: "ST"), services: ["Oil Change"])
-                commands.append(.submit(submission, idempotencyKey: "\(prefix)-\(counter)", book: true))
+                commands.append(
+                    .submit(
+                        try CheckedSubmission(submission, in: catalog, at: Date()),
+                        idempotencyKey: "\(prefix)-\(counter)",
+                        book: true))
             }
-            let results = try store.apply(commands)
+            let results = try await rules.apply(commands, catalog: catalog, to: store)
             var acks = ""
             for result in results {
                 guard case .success(let outcome) = result else { continue }

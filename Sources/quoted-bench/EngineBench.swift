@@ -11,7 +11,7 @@ import ZeroMQ
 /// transaction, encode, on one thread, for the same submit frames `quoted-bench load` sends.
 /// Under `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
 /// end-to-end figures cannot separate from the machine's noise.
-struct EngineBench: ParsableCommand {
+struct EngineBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
         abstract: "The daemon's work per submission without sockets: decode, commit, encode.")
@@ -25,7 +25,7 @@ struct EngineBench: ParsableCommand {
     var cycles: Int?
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
-    func run() throws {
+    func run() async throws {
         let state = (directory as NSString).appendingPathComponent("quoted-bench-engine-\(getpid())")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: state) }
@@ -42,7 +42,8 @@ struct EngineBench: ParsableCommand {
                 ).catalog()
             } ?? .standard
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: catalog, logger: logger)
-        let engine = Engine(store: store, configuration: configuration, logger: logger)
+        let engine = Engine(
+            store: store, catalog: LiveCatalog(catalog), configuration: configuration, logger: logger)
         var factory = RequestFactory(runTag: "engine")
         factory.idempotencyKeys = !noKeys
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
@@ -56,10 +57,10 @@ struct EngineBench: ParsableCommand {
         while nextID <= preload {
             let messages = submitFrames(nextID..<min(nextID + 1_000, Int64(preload) + 1))
             nextID += Int64(messages.count)
-            _ = engine.handle(messages)
+            _ = await engine.handle(messages)
         }
         if let cycles {
-            return try runCycles(
+            return try await runCycles(
                 cycles, batch: size, engine: engine, factory: factory, envelope: envelope, from: nextID)
         }
         var replyBytes = 0
@@ -70,7 +71,7 @@ struct EngineBench: ParsableCommand {
             let messages = submitFrames(nextID..<nextID + Int64(size))
             nextID += Int64(size)
             let start = clock.now
-            let output = engine.handle(messages)
+            let output = await engine.handle(messages)
             elapsed += clock.now - start
             guard output.replies.count == size, output.events.count == 2 * size else {
                 throw ValidationError(
@@ -95,7 +96,7 @@ struct EngineBench: ParsableCommand {
     private func runCycles(
         _ cycles: Int, batch size: Int, engine: Engine, factory: RequestFactory, envelope: [[UInt8]],
         from firstID: Int64
-    ) throws {
+    ) async throws {
         var nextID = firstID
         func frames(_ kind: RequestKind, _ quotes: [Int64]) -> [Multipart] {
             defer { nextID += Int64(quotes.count) }
@@ -107,11 +108,11 @@ struct EngineBench: ParsableCommand {
         var elapsed = Duration.zero
         var done = 0
         while done < cycles {
-            let submitted = engine.handle(frames(.submit, Array(repeating: 0, count: size)))
+            let submitted = await engine.handle(frames(.submit, Array(repeating: 0, count: size)))
             let quotes = submitted.replies.compactMap { ReplyScanner(bytes: $0.last ?? []).quoteID }
             for kind in [RequestKind.book, .complete] {
                 let start = clock.now
-                let output = engine.handle(frames(kind, quotes))
+                let output = await engine.handle(frames(kind, quotes))
                 elapsed += clock.now - start
                 let refused = output.replies.filter { !ReplyScanner(bytes: $0.last ?? []).isOK }.count
                 guard refused == 0 else {

@@ -2,13 +2,15 @@ import ArgumentParser
 import Foundation
 import Logging
 import QuoteCore
+import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 
 /// Durable submissions per second by batch size, and the cost of a pick by roster size.
-struct StoreBench: ParsableCommand {
+struct StoreBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "store", abstract: "The SQLite store: durable inserts by batch size, pick cost by roster size.")
+        commandName: "store",
+        abstract: "The SQLite store under the rules: durable inserts by batch size, pick cost by roster size.")
 
     @Option(help: "Batch sizes for durable submissions.") var batches: [Int] = [1, 10, 100, 1_000]
     @Option(help: "Roster sizes for the pick cost.") var rosters: [Int] = [10, 1_000, 100_000]
@@ -16,8 +18,9 @@ struct StoreBench: ParsableCommand {
     @Option(help: "Bookings per roster size.") var picks = 5_000
     @Option(help: "Where to put the scratch databases.") var directory = NSTemporaryDirectory()
 
-    func run() throws {
+    func run() async throws {
         let logger = Logger(label: "bench")
+        let rules = Rulebook()
         print("# durable submissions (synchronous=FULL, auto-priced, one transaction per batch)")
         print("batch      submissions/s")
         for size in batches {
@@ -25,12 +28,11 @@ struct StoreBench: ParsableCommand {
             defer { remove(path) }
             let store = try SQLiteQuoteStore(path: path, catalog: .standard, logger: logger)
             let count = max(size, submissions / size * size)
-            let commands = (0..<size).map { _ in StoreCommand.submit(Self.submission, idempotencyKey: nil, book: false)
-            }
+            let commands = try Self.submissions(size)
             let clock = ContinuousClock()
-            let elapsed = try clock.measure {
-                for _ in 0..<(count / size) { _ = try store.apply(commands) }
-            }
+            let start = clock.now
+            for _ in 0..<(count / size) { _ = try await rules.apply(commands, catalog: .standard, to: store) }
+            let elapsed = clock.now - start
             print(String(format: "%-10d %12.0f", size, Double(count) / elapsed.seconds))
         }
 
@@ -47,28 +49,32 @@ struct StoreBench: ParsableCommand {
             let store = try SQLiteQuoteStore(path: path, catalog: catalog, logger: logger)
             var ids: [QuoteID] = []
             for _ in 0..<(picks / 500) {
-                let commands = (0..<500).map { _ in
-                    StoreCommand.submit(Self.submission, idempotencyKey: nil, book: false)
+                ids += try await rules.apply(try Self.submissions(500), catalog: catalog, to: store).map {
+                    try $0.get().quote.id
                 }
-                ids += try store.apply(commands).map { try $0.get().quote.id }
             }
             let clock = ContinuousClock()
             var picked = 0
             var elapsed = Duration.zero
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(start + 500, ids.count)]
-                elapsed += try clock.measure {
-                    picked += try store.apply(chunk.map { .book($0, mechanic: nil) }).filter {
-                        if case .success = $0 { true } else { false }
-                    }.count
-                }
-                _ = try store.apply(chunk.map { .complete($0) })
+                let start = clock.now
+                picked += try await rules.apply(chunk.map { .book($0, mechanic: nil) }, catalog: catalog, to: store)
+                    .filter { if case .success = $0 { true } else { false } }.count
+                elapsed += clock.now - start
+                _ = try await rules.apply(chunk.map { .complete($0) }, catalog: catalog, to: store)
             }
             print(
                 String(
                     format: "%-10d %-12.0f %.1f", roster, Double(picked) / elapsed.seconds,
                     elapsed.seconds * 1e6 / Double(picked)))
         }
+    }
+
+    /// `count` checked submissions, as the daemon hands them to the store.
+    static func submissions(_ count: Int) throws -> [CheckedCommand] {
+        let checked = try CheckedSubmission(submission, in: .standard, at: Date())
+        return Array(repeating: .submit(checked, idempotencyKey: nil, book: false), count: count)
     }
 
     static let submission = Submission(

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import QuoteCore
 import QuoteDaemon
+import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 import ServiceLifecycle
@@ -20,12 +21,16 @@ struct Serve: AsyncParsableCommand {
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
 
         let server = CommandServer(
-            configuration: daemon.configuration, store: daemon.store, logger: logger, notifier: daemon.notifier)
+            configuration: daemon.configuration, store: daemon.store, catalog: daemon.catalog, logger: logger,
+            notifier: daemon.notifier)
         let reload = ReloadService(logger: logger) {
             await Startup.reload(
-                options: options, current: daemon.configuration, store: daemon.store, level: level, logger: logger)
+                options: options, current: daemon.configuration, store: daemon.store, catalog: daemon.catalog,
+                level: level, logger: logger)
         }
-        var services: [any ServiceLifecycle.Service] = [server, reload]
+        var services: [any ServiceLifecycle.Service] = [
+            server, reload, PruneService(store: daemon.store, logger: logger),
+        ]
         if let trigger = daemon.store.checkpointTrigger {
             services.append(
                 CheckpointService(path: daemon.configuration.databasePath, trigger: trigger, logger: logger))
@@ -47,15 +52,21 @@ struct Repair: AsyncParsableCommand {
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
-        let repaired = try daemon.store.repairIntegrity()
+        let violations = try await daemon.store.integrityViolations()
+        let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
+        for violation in repaired {
+            logger.warning("repaired integrity violation", metadata: ["violation": "\(violation.message)"])
+        }
         logger.notice("repair finished", metadata: ["repaired": "\(repaired.count)"])
     }
 }
 
-/// What start-up produces: the validated configuration and the open store.
+/// What start-up produces: the validated configuration, the catalog and the open store. The
+/// one place that picks which store quoted runs on.
 struct Startup {
     let configuration: DaemonConfiguration
     let store: SQLiteQuoteStore
+    let catalog: LiveCatalog
     let notifier: SystemdNotifier
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
@@ -69,9 +80,12 @@ struct Startup {
     /// EX_CONFIG) with the exact key or file and reason.
     static func prepare(options: DaemonOptions, level: SharedLogLevel, logger: Logger) async throws -> Startup {
         let configuration: DaemonConfiguration
+        var storeConfiguration: SQLiteQuoteStore.Configuration
         let catalog: Catalog
         do {
-            configuration = try DaemonConfiguration(reader: try await options.reader())
+            let reader = try await options.reader()
+            configuration = try DaemonConfiguration(reader: reader)
+            storeConfiguration = try SQLiteQuoteStore.Configuration(reader: reader.scoped(to: "store.sqlite"))
             level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
             catalog = try CatalogLoader.load(configuration.catalogFile)
         } catch {
@@ -85,20 +99,13 @@ struct Startup {
             logger.critical("cannot create the state directory \(configuration.stateDirectory): \(error)")
             throw ExitCode(73)
         }
-        var storeConfiguration = SQLiteQuoteStore.Configuration()
-        storeConfiguration.synchronousFull = configuration.synchronousFull
-        if configuration.checkpointPages > 0 {
-            // CheckpointService keeps the log short; the writer steps in only past ~80 MiB.
-            storeConfiguration.backgroundCheckpointPages = configuration.checkpointPages
-            storeConfiguration.writerCheckpointPages = 20_000
-        }
         storeConfiguration.retention = EventRetention(
             minimumAge: .seconds(configuration.retentionHours * 3_600), minimumCount: configuration.retentionEvents)
         let notifier = SystemdNotifier()
         let store: SQLiteQuoteStore
         do {
-            // A migration may rewrite every row (v3 took 22 s for 1M quotes): systemd is told
-            // to wait for it rather than kill it at TimeoutStartSec, which would roll it back.
+            // A migration may rewrite every row (README, "Upgrades"): systemd is told to wait
+            // for it rather than kill it at TimeoutStartSec, which would roll it back.
             store = try notifier.extendingStartTimeout(status: "opening the store (migrating it if needed)") {
                 try SQLiteQuoteStore(
                     path: configuration.databasePath, catalog: catalog, configuration: storeConfiguration,
@@ -108,13 +115,13 @@ struct Startup {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(74)
         }
-        let violations = try store.integrityViolations()
+        let violations = try await store.integrityViolations()
         for violation in violations {
             logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
         }
         // What the connection that commits really runs with, read back: a setting lost on
         // the way (GRDB's WAL set-up once reset it) would acknowledge commits not yet durable.
-        let configured = configuration.synchronousFull ? "full" : "normal"
+        let configured = storeConfiguration.synchronousFull ? "full" : "normal"
         let synchronous = try store.writerSynchronous()
         guard synchronous == configured else {
             logger.critical("cannot start: the store commits with synchronous=\(synchronous), not \(configured)")
@@ -127,19 +134,21 @@ struct Startup {
                 "services": "\(catalog.services.count)", "violations": "\(violations.count)",
                 "synchronous": "\(synchronous)",
             ])
-        return Startup(configuration: configuration, store: store, notifier: notifier)
+        return Startup(configuration: configuration, store: store, catalog: LiveCatalog(catalog), notifier: notifier)
     }
 
     /// Applies what SIGHUP can change: log level and catalog. Reports what needs a restart.
     static func reload(
-        options: DaemonOptions, current: DaemonConfiguration, store: SQLiteQuoteStore, level: SharedLogLevel,
-        logger: Logger
+        options: DaemonOptions, current: DaemonConfiguration, store: any QuoteStore, catalog live: LiveCatalog,
+        level: SharedLogLevel, logger: Logger
     ) async {
         do {
             let next = try DaemonConfiguration(reader: try await options.reader())
             level.value = Logger.Level(rawValue: next.logLevel) ?? .info
             let catalog = try CatalogLoader.load(next.catalogFile)
-            try store.updateCatalog(catalog)
+            // The store first: a mechanic is active there before any batch can name them.
+            try await store.syncCatalog(catalog)
+            live.replace(with: catalog)
             var needsRestart: [String] = []
             if next.endpoint != current.endpoint { needsRestart.append("endpoint") }
             if next.events != current.events { needsRestart.append("events") }

@@ -100,7 +100,9 @@ struct CommandServerTests {
         let logger = Logger(label: "test.server")
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
         let ready = AsyncStream<CommandServer.Endpoints>.makeStream()
-        let server = CommandServer(configuration: configuration, store: store, logger: logger) { endpoints in
+        let server = CommandServer(
+            configuration: configuration, store: store, catalog: LiveCatalog(.standard), logger: logger
+        ) { endpoints in
             ready.continuation.yield(endpoints)
             ready.continuation.finish()
         }

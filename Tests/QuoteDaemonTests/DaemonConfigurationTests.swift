@@ -2,6 +2,8 @@ import Configuration
 import Foundation
 import QuoteCore
 import QuoteDaemon
+import QuoteStore
+import QuoteStoreSQLite
 import Testing
 
 @Suite("Daemon configuration and catalog files")
@@ -20,10 +22,44 @@ struct DaemonConfigurationTests {
         #expect(configuration.logLevel == "info")
         #expect(configuration.retentionHours == 168)
         #expect(configuration.retentionEvents == 100_000)
-        #expect(configuration.synchronousFull)
         #expect(configuration.maxBatch == 1_024)
-        #expect(configuration.checkpointPages == 128)
         #expect(configuration.databasePath == "var/quoted/quoted.sqlite")
+        let store = try SQLiteQuoteStore.Configuration(reader: Self.reader([:]).scoped(to: "store.sqlite"))
+        #expect(store.synchronousFull)
+        #expect(store.backgroundCheckpointPages == 128)
+        #expect(store.busyTimeout == .seconds(5))
+    }
+
+    @Test(
+        "an invalid store setting is refused with its full key and the reason",
+        arguments: [
+            ("store.sqlite.synchronous", ConfigValue(.string("sometimes"), isSecret: false), "is not full or normal"),
+            ("store.sqlite.checkpointPages", ConfigValue(.int(-1), isSecret: false), "outside 0...1000000"),
+            (
+                "store.sqlite.busyTimeoutMilliseconds", ConfigValue(.string("long"), isSecret: false),
+                "not a whole number"
+            ),
+        ])
+    func invalidStoreValues(key: String, value: ConfigValue, reason: String) {
+        let path = AbsoluteConfigKey(key.split(separator: ".").map(String.init))
+        let error = #expect(throws: StoreError.self) {
+            try SQLiteQuoteStore.Configuration(reader: Self.reader([path: value]).scoped(to: "store.sqlite"))
+        }
+        #expect(error?.code == .configuration)
+        #expect(error?.message.hasPrefix(key) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test(
+        "a store setting at its old top-level key is refused, naming where it went",
+        arguments: DaemonConfiguration.moved)
+    func movedKeys(old: String, new: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration(
+                reader: Self.reader([AbsoluteConfigKey([old]): ConfigValue(.string("full"), isSecret: false)]))
+        }
+        #expect(error?.key == old)
+        #expect(error?.reason == "moved to \(new)")
     }
 
     @Test(
@@ -33,9 +69,7 @@ struct DaemonConfigurationTests {
             ("maxMessageBytes", ConfigValue(.int(10), isSecret: false), "outside 256...16777216"),
             ("endpoint", ConfigValue(.string("localhost:5555"), isSecret: false), "is not a ZeroMQ endpoint"),
             ("logLevel", ConfigValue(.string("loud"), isSecret: false), "is not one of"),
-            ("synchronous", ConfigValue(.string("sometimes"), isSecret: false), "is not full or normal"),
             ("maxBatch", ConfigValue(.int(0), isSecret: false), "outside 1...10000"),
-            ("checkpointPages", ConfigValue(.int(-1), isSecret: false), "outside 0...1000000"),
         ])
     func invalidValues(key: String, value: ConfigValue, reason: String) {
         let path = AbsoluteConfigKey(key.split(separator: ".").map(String.init))

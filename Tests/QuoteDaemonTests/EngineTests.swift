@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import GRDB
 import Logging
 import QuoteCore
 import QuoteStore
@@ -16,24 +17,29 @@ import ZeroMQ
 struct FailingCommits: QuoteStore {
     let store: SQLiteQuoteStore
 
-    var currentCatalog: Catalog { store.currentCatalog }
-    func updateCatalog(_ catalog: Catalog) throws(StoreError) { try store.updateCatalog(catalog) }
-    func apply(_ commands: [StoreCommand]) throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
         throw StoreError(.database, "disk I/O error (injected)")
     }
-    func quote(_ id: QuoteID) throws(StoreError) -> QuoteRecord? { try store.quote(id) }
-    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) throws(StoreError) -> [Quote] {
-        try store.quotes(status: status, afterID: afterID, limit: limit)
+    func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }
+    func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? { try await store.quote(id) }
+    func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
+        try await store.quote(idempotencyKey: idempotencyKey)
     }
-    func mechanics() throws(StoreError) -> [MechanicState] { try store.mechanics() }
-    func counts() throws(StoreError) -> [QuoteStatus: Int] { try store.counts() }
-    func events(after: Int64, limit: Int) throws(StoreError) -> [StoredEvent] {
-        try store.events(after: after, limit: limit)
+    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        try await store.quotes(status: status, afterID: afterID, limit: limit)
     }
-    func lastSequence() throws(StoreError) -> Int64 { try store.lastSequence() }
-    func pruneEvents(now: Date) throws(StoreError) -> Int { try store.pruneEvents(now: now) }
-    func integrityViolations() throws(StoreError) -> [IntegrityViolation] { try store.integrityViolations() }
-    func repairIntegrity() throws(StoreError) -> [IntegrityViolation] { try store.repairIntegrity() }
+    func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }
+    func counts() async throws(StoreError) -> [QuoteStatus: Int] { try await store.counts() }
+    func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        try await store.events(after: after, limit: limit)
+    }
+    func lastSequence() async throws(StoreError) -> Int64 { try await store.lastSequence() }
+    func pruneEvents(now: Date) async throws(StoreError) -> Int { try await store.pruneEvents(now: now) }
+    func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
+        try await store.integrityViolations()
+    }
 }
 
 @Suite("The engine")
@@ -41,7 +47,7 @@ struct EngineTests {
     @Test(
         "when the store cannot commit, every write in the batch gets storage_error, reads are still answered, and nothing is published"
     )
-    func storageErrors() throws {
+    func storageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -51,7 +57,9 @@ struct EngineTests {
                 provider: InMemoryProvider(values: ["stateDirectory": .init(.string(directory), isSecret: false)])))
         let logger = Logger(label: "test.engine")
         let real = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
-        let engine = Engine(store: FailingCommits(store: real), configuration: configuration, logger: logger)
+        let engine = Engine(
+            store: FailingCommits(store: real), catalog: LiveCatalog(.standard), configuration: configuration,
+            logger: logger)
 
         let submit =
             #"{"v":1,"op":"submit","id":"w1","customer":{"name":"Reza","email":"reza@example.com","address":"1 Main St"},"car":{"make":"Honda","model":"Civic","year":2015,"trim":"EX"},"services":["Oil Change"]}"#
@@ -61,7 +69,7 @@ struct EngineTests {
             Multipart(frames: [Array("client-c".utf8), [], Array(#"{"v":1,"op":"cancel","id":"w2","quoteId":1}"#.utf8)]
             ),
         ]
-        let output = engine.handle(frames)
+        let output = await engine.handle(frames)
 
         #expect(output.events.isEmpty)
         #expect(output.replies.count == 3)
@@ -75,7 +83,69 @@ struct EngineTests {
         #expect(replies[1].ok == true && replies[1].pong == true)
         #expect(replies[2].ok == false && replies[2].error?.code == .storageError)
         #expect(replies[0].error?.message.contains("retry") == true)
-        #expect(try real.counts().values.reduce(0, +) == 0, "nothing was written")
-        #expect(try real.lastSequence() == 0)
+        #expect(try await real.counts().values.reduce(0, +) == 0, "nothing was written")
+        #expect(try await real.lastSequence() == 0)
+    }
+
+    @Test(
+        "a batch of only invalid submissions is answered without opening a write transaction, while another process holds the write lock"
+    )
+    func invalidSubmissionsNeverWait() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = try DaemonConfiguration(
+            reader: ConfigReader(
+                provider: InMemoryProvider(values: ["stateDirectory": .init(.string(directory), isSecret: false)])))
+        let logger = Logger(label: "test.engine")
+        var storeConfiguration = SQLiteQuoteStore.Configuration()
+        storeConfiguration.busyTimeout = .milliseconds(300)
+        let store = try SQLiteQuoteStore(
+            path: configuration.databasePath, catalog: .standard, configuration: storeConfiguration, logger: logger)
+        let engine = Engine(store: store, catalog: LiveCatalog(.standard), configuration: configuration, logger: logger)
+
+        // Another process's connection takes the write lock and keeps it: any write
+        // transaction of the store would wait for it, then fail with storage_error.
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = try DatabaseQueue(path: configuration.databasePath)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            try? holder.inDatabase { db in
+                try db.inTransaction(.immediate) {
+                    locked.signal()
+                    release.wait()
+                    return .rollback
+                }
+            }
+            finished.signal()
+        }.start()
+        locked.wait()
+        defer {
+            release.signal()
+            finished.wait()
+        }
+
+        let invalid = [
+            #"{"v":1,"op":"submit","id":"a","customer":{"name":"Ann","email":"bad"},"services":["Oil Change"]}"#,
+            #"{"v":1,"op":"submit","id":"b","idempotencyKey":"k-b","car":{"make":"Honda"},"services":[]}"#,
+            #"{"v":1,"op":"book","id":"c","quoteId":1,"mechanic":"Nobody At All"}"#,
+        ]
+        let output = await engine.handle(
+            invalid.enumerated().map {
+                Multipart(frames: [Array("client-\($0.offset)".utf8), [], Array($0.element.utf8)])
+            })
+        let codec = WireCodec()
+        let codes = try output.replies.map { try codec.decode(WireReply.self, from: try #require($0.last)).error?.code }
+        #expect(codes.map { $0?.rawValue } == ["invalid_submission", "invalid_submission", "unknown_mechanic"])
+        #expect(output.events.isEmpty)
+
+        // The control: a valid submission does need the lock, and cannot have it.
+        let valid =
+            #"{"v":1,"op":"submit","id":"d","customer":{"name":"Reza","email":"reza@example.com","address":"1 Main St"},"car":{"make":"Honda","model":"Civic","year":2015,"trim":"EX"},"services":["Oil Change"]}"#
+        let blocked = await engine.handle([Multipart(frames: [Array("client-d".utf8), [], Array(valid.utf8)])])
+        let reply = try codec.decode(WireReply.self, from: try #require(blocked.replies.first?.last))
+        #expect(reply.error?.code == .storageError)
     }
 }

@@ -16,7 +16,7 @@ struct CheckpointServiceTests {
     /// database file had before the writes.
     static func storeAfterWrites(
         in directory: TemporaryDirectory, pages: Int, writerPages: Int
-    ) throws -> (store: SQLiteQuoteStore, sizeBefore: Int) {
+    ) async throws -> (store: SQLiteQuoteStore, sizeBefore: Int) {
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.backgroundCheckpointPages = pages
         configuration.writerCheckpointPages = writerPages
@@ -24,7 +24,7 @@ struct CheckpointServiceTests {
             path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger)
         let before = size(directory.database)
         for batch in 0..<5 {
-            let results = try store.apply(
+            let results = try await store.apply(
                 (0..<200).map {
                     .submit(StoreFixtures.submission(name: "Customer \(batch)-\($0)"), idempotencyKey: nil, book: false)
                 })
@@ -38,7 +38,7 @@ struct CheckpointServiceTests {
         .timeLimit(.minutes(1)))
     func copiesTheLog() async throws {
         let directory = TemporaryDirectory()
-        let (store, before) = try Self.storeAfterWrites(in: directory, pages: 16, writerPages: 0)
+        let (store, before) = try await Self.storeAfterWrites(in: directory, pages: 16, writerPages: 0)
         #expect(Self.size(directory.database) == before, "the writer checkpointed by itself")
         #expect(Self.size(directory.database + "-wal") > 0)
 
@@ -56,19 +56,19 @@ struct CheckpointServiceTests {
             try await tasks.waitForAll()
         }
         #expect(Self.size(directory.database) > before)
-        #expect(try store.counts()[.ready] == 1_000)
+        #expect(try await store.counts()[.ready] == 1_000)
         let reopened = try StoreFixtures.open(directory.database)
-        #expect(try reopened.counts()[.ready] == 1_000)
+        #expect(try await reopened.counts()[.ready] == 1_000)
     }
 
     @Test(
         "with background checkpoints on and no service running, the writer still checkpoints past its threshold",
         .timeLimit(.minutes(1)))
-    func writerBackstop() throws {
+    func writerBackstop() async throws {
         let directory = TemporaryDirectory()
-        let (store, before) = try Self.storeAfterWrites(in: directory, pages: 1_000_000, writerPages: 8)
+        let (store, before) = try await Self.storeAfterWrites(in: directory, pages: 1_000_000, writerPages: 8)
         // The hook replaced SQLite's wal_autocheckpoint; the writer's checkpoint is its job now.
         #expect(Self.size(directory.database) > before, "the writer never checkpointed")
-        #expect(try store.counts()[.ready] == 1_000)
+        #expect(try await store.counts()[.ready] == 1_000)
     }
 }

@@ -19,7 +19,7 @@ struct CrashTests {
     }
 
     @Test("a writer killed by SIGKILL at 20 random points loses no acknowledged write", .timeLimit(.minutes(5)))
-    func killedWriterLosesNothing() throws {
+    func killedWriterLosesNothing() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.writer.path), "build quoted-bench first")
         let directory = TemporaryDirectory()
         var generator = SystemRandomNumberGenerator()
@@ -59,8 +59,9 @@ struct CrashTests {
             let store = try SQLiteQuoteStore(
                 path: directory.database, catalog: try StoreFixtures.catalog(mechanics: 10, skill: .master),
                 logger: StoreFixtures.logger)
-            #expect(try store.integrityViolations().isEmpty, "round \(round)")
-            let missing = try acknowledged.keys.filter { try store.quote(QuoteID($0)) == nil }
+            #expect(try await store.integrityViolations().isEmpty, "round \(round)")
+            var missing: [Int64] = []
+            for id in acknowledged.keys where try await store.quote(QuoteID(id)) == nil { missing.append(id) }
             #expect(missing.isEmpty, "round \(round): acknowledged quotes lost: \(missing.prefix(5))")
         }
         #expect(acknowledged.count > 20)
@@ -72,10 +73,10 @@ struct CrashTests {
             "submitted": 0, "pending": 1, "ready": 2, "booked": 3, "completed": 4, "cancelled": 4,
         ]
         for (id, status) in acknowledged {
-            let stored = try #require(try store.quote(QuoteID(id))).quote.status.rawValue
+            let stored = try #require(try await store.quote(QuoteID(id))).quote.status.rawValue
             #expect(order[stored]! >= order[status]!, "quote \(id) was acknowledged \(status), stored \(stored)")
         }
-        let events = try store.events(after: 0, limit: 10_000_000)
+        let events = try await store.events(after: 0, limit: 10_000_000)
         #expect(events.map(\.seq) == Array(1...Int64(events.count)))
         #expect(doubleBookings(in: events).isEmpty)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import QuoteCore
+import QuoteRules
 import QuoteStore
 import Testing
 
@@ -38,14 +39,14 @@ struct MigrationTests {
     }
 
     @Test("a v1 file's history rows move into their quotes' rows, and later steps append to them")
-    func historyMovesIntoTheQuoteRow() throws {
+    func historyMovesIntoTheQuoteRow() async throws {
         let (at, milliseconds) = (Self.at, Self.milliseconds)
         let ready = try Self.ready(7)
         // The file as schema v1 left it: a ready quote whose two steps are quote_history rows.
         do {
             let queue = try DatabaseQueue(path: directory.database)
             try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v1: catalog, quotes, history, events")
-            try queue.write { db in
+            try await queue.write { db in
                 try Self.insertReady(ready, submittedEventData: QuoteCodec.encode(ready), into: db)
                 try db.execute(
                     sql: """
@@ -56,20 +57,20 @@ struct MigrationTests {
         }
 
         let store = try StoreFixtures.open(directory.database)
-        let migrated = try #require(try store.quote(QuoteID(7)))
+        let migrated = try #require(try await store.quote(QuoteID(7)))
         #expect(migrated.quote == ready)
         #expect(
             migrated.history == [
                 StateChange(from: nil, to: .submitted, at: at, seq: 1),
                 StateChange(from: .submitted, to: .ready, at: at, seq: 2),
             ])
-        let tableLeft = try DatabaseQueue(path: directory.database).read { db in
+        let tableLeft = try await DatabaseQueue(path: directory.database).read { db in
             try db.tableExists("quote_history")
         }
         #expect(!tableLeft)
 
-        let booked = try store.apply([.book(QuoteID(7), mechanic: nil)])[0].get()
-        let after = try #require(try store.quote(QuoteID(7)))
+        let booked = try await store.apply([.book(QuoteID(7), mechanic: nil)])[0].get()
+        let after = try #require(try await store.quote(QuoteID(7)))
         #expect(after.history.map(\.to) == [.submitted, .ready, .booked])
         #expect(after.history.last?.from == .ready)
         #expect(after.history.last?.seq == booked.events.first?.seq)
@@ -78,7 +79,7 @@ struct MigrationTests {
     @Test(
         "a v2 file's quotes survive the v3 rebuild whole: ids go on from the highest, a booking still holds its mechanic, a key still answers once"
     )
-    func quotesSurviveTheRebuild() throws {
+    func quotesSurviveTheRebuild() async throws {
         let (at, milliseconds) = (Self.at, Self.milliseconds)
         let ready = try Self.ready(7)
         let mechanic = try #require(Catalog.standard.mechanic(named: "Joe Murphy"))
@@ -93,7 +94,7 @@ struct MigrationTests {
         do {
             let queue = try DatabaseQueue(path: directory.database)
             try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v2: history in the quote row")
-            try queue.write { db in
+            try await queue.write { db in
                 try db.execute(
                     sql: "INSERT INTO mechanics (id, name, skill, quote_id, free_since) VALUES (?, ?, ?, NULL, 0)",
                     arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
@@ -114,19 +115,23 @@ struct MigrationTests {
         }
 
         let store = try StoreFixtures.open(directory.database)
-        #expect(try store.quote(QuoteID(7))?.quote == ready)
-        #expect(try store.quote(QuoteID(12))?.quote == booked)
-        #expect(try store.integrityViolations().isEmpty)
-        #expect(try store.mechanics().first { $0.mechanic.id == mechanic.id }?.quote == QuoteID(12))
+        #expect(try await store.quote(QuoteID(7))?.quote == ready)
+        #expect(try await store.quote(QuoteID(12))?.quote == booked)
+        #expect(try await store.integrityViolations().isEmpty)
+        #expect(try await store.mechanics().first { $0.mechanic.id == mechanic.id }?.quote == QuoteID(12))
 
-        let again = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-7", book: false)])[0]
-            .get()
+        let again = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-7", book: false)])[
+            0
+        ]
+        .get()
         #expect(again.replayed && again.quote.id == QuoteID(7))
-        let next = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-13", book: false)])[0]
-            .get()
+        let next = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-13", book: false)])[
+            0
+        ]
+        .get()
         #expect(next.quote.id == QuoteID(13))
 
-        let (plan, sequenced) = try DatabaseQueue(path: directory.database).read { db in
+        let (plan, sequenced) = try await DatabaseQueue(path: directory.database).read { db in
             let plan = try Row.fetchAll(
                 db, sql: "EXPLAIN QUERY PLAN SELECT data FROM quotes WHERE idempotency_key = 'key-13'"
             ).map { $0["detail"] as String }
@@ -140,7 +145,7 @@ struct MigrationTests {
     @Test(
         "a v3 log survives the v4 rebuild, and sequence numbers go on from the last ever handed out, even when pruning had emptied it",
         arguments: [false, true])
-    func eventsSurviveTheRebuild(prunedEmpty: Bool) throws {
+    func eventsSurviveTheRebuild(prunedEmpty: Bool) async throws {
         let ready = try Self.ready(7)
         // The file as schema v3 left it: quote 7's two events, seqs 1 and 2 (AUTOINCREMENT),
         // and, pruned, no event left but the sequence still at 2.
@@ -148,15 +153,15 @@ struct MigrationTests {
             let queue = try DatabaseQueue(path: directory.database)
             try SQLiteQuoteStore.migrator.migrate(
                 queue, upTo: "v3: quote ids without AUTOINCREMENT, idempotency keys in a partial index")
-            try queue.write { db in
+            try await queue.write { db in
                 try Self.insertReady(ready, submittedEventData: Data(), into: db)
                 if prunedEmpty { try db.execute(sql: "DELETE FROM events") }
             }
         }
 
         let store = try StoreFixtures.open(directory.database)
-        #expect(try store.lastSequence() == 2)
-        let kept = try store.events(after: 0, limit: 10)
+        #expect(try await store.lastSequence() == 2)
+        let kept = try await store.events(after: 0, limit: 10)
         if prunedEmpty {
             #expect(kept.isEmpty)
         } else {
@@ -164,18 +169,19 @@ struct MigrationTests {
             #expect(kept.map(\.type) == ["quote.submitted", "quote.ready"])
             #expect(kept.last.map { if case .quote(_, let quote) = $0.kind { quote == ready } else { false } } == true)
         }
-        let next = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0].get()
+        let next = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0]
+            .get()
         #expect(next.events.map(\.seq) == [3, 4])
-        #expect(try store.events(after: 2, limit: 10).map(\.seq) == [3, 4])
-        #expect(try store.lastSequence() == 4)
-        let autoincrement = try DatabaseQueue(path: directory.database).read { db in
+        #expect(try await store.events(after: 2, limit: 10).map(\.seq) == [3, 4])
+        #expect(try await store.lastSequence() == 4)
+        let autoincrement = try await DatabaseQueue(path: directory.database).read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'events'")
         }
         #expect(autoincrement?.contains("AUTOINCREMENT") == false)
     }
 
     @Test("a stored history step reads back as written, for every pair of states")
-    func historyRoundTrips() throws {
+    func historyRoundTrips() async throws {
         let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases
         let steps = states.enumerated().flatMap { index, from in
             QuoteStatus.allCases.map { to in
@@ -190,7 +196,7 @@ struct MigrationTests {
     }
 
     @Test("a truncated or unknown stored history is refused, not misread")
-    func corruptHistoryIsRefused() throws {
+    func corruptHistoryIsRefused() async throws {
         let stored = HistoryCodec.appending(
             [HistoryStep(from: .ready, to: .booked, seq: 3, at: 4)], to: Data())
         #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(stored.dropLast()) }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import QuoteCore
+import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 import Synchronization
@@ -12,24 +13,24 @@ struct SQLiteQuoteStoreTests {
     let directory = TemporaryDirectory()
 
     @Test("a new file is migrated and a reopened one keeps its quotes and catalog state")
-    func migrateAndReopen() throws {
+    func migrateAndReopen() async throws {
         do {
             let store = try StoreFixtures.open(directory.database)
-            #expect(try store.counts().values.reduce(0, +) == 0)
-            #expect(try store.mechanics().count == 10)
-            let results = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "a", book: true)])
+            #expect(try await store.counts().values.reduce(0, +) == 0)
+            #expect(try await store.mechanics().count == 10)
+            let results = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "a", book: true)])
             #expect(try results[0].get().quote.status == .booked)
         }
         let reopened = try StoreFixtures.open(directory.database)
-        #expect(try reopened.counts()[.booked] == 1)
-        #expect(try reopened.mechanics().filter { !$0.isFree }.count == 1)
-        #expect(try reopened.integrityViolations().isEmpty)
+        #expect(try await reopened.counts()[.booked] == 1)
+        #expect(try await reopened.mechanics().filter { !$0.isFree }.count == 1)
+        #expect(try await reopened.integrityViolations().isEmpty)
     }
 
     @Test(
         "the connection that commits fsyncs as configured (GRDB's WAL set-up once overrode it)",
         arguments: [(true, "full"), (false, "normal")])
-    func writerIsDurable(full: Bool, pragma: String) throws {
+    func writerIsDurable(full: Bool, pragma: String) async throws {
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.synchronousFull = full
         let store = try SQLiteQuoteStore(
@@ -38,38 +39,45 @@ struct SQLiteQuoteStoreTests {
     }
 
     @Test("the same idempotency key returns the original quote and creates nothing")
-    func idempotentSubmission() throws {
+    func idempotentSubmission() async throws {
         let store = try StoreFixtures.open(directory.database)
-        let first = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-1", book: false)])[0]
-            .get()
-        let lastSeq = try store.lastSequence()
-        let again = try store.apply([
+        let first = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-1", book: false)])[
+            0
+        ]
+        .get()
+        let lastSeq = try await store.lastSequence()
+        let again = try await store.apply([
             .submit(StoreFixtures.submission(name: "Someone Else"), idempotencyKey: "key-1", book: false)
         ])[0].get()
         #expect(again.replayed)
         #expect(again.quote == first.quote)
         #expect(again.events.isEmpty)
-        #expect(try store.lastSequence() == lastSeq)
-        #expect(try store.counts().values.reduce(0, +) == 1)
+        #expect(try await store.lastSequence() == lastSeq)
+        #expect(try await store.counts().values.reduce(0, +) == 1)
     }
 
     @Test("an invalid submission is refused with every problem and writes nothing")
-    func invalidSubmissionWritesNothing() throws {
+    func invalidSubmissionWritesNothing() async throws {
         let store = try StoreFixtures.open(directory.database)
-        let results = try store.apply([.submit(Submission(), idempotencyKey: "bad", book: true)])
+        let results = try await store.apply([.submit(Submission(), idempotencyKey: "bad", book: true)])
         #expect(results[0].failure?.code == .invalidSubmission)
         #expect(results[0].failure?.problems.count == 3)
-        #expect(try store.lastSequence() == 0)
+        #expect(try await store.lastSequence() == 0)
         // The key was not used up by the failed attempt.
         #expect(
-            try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "bad", book: false)])[0].get().replayed
+            try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "bad", book: false)])[0].get()
+                .replayed
                 == false)
     }
 
     @Test("booking refuses a busy mechanic, an unable one, an unknown one, and no-one left, changing nothing")
-    func claimErrors() throws {
-        let store = try StoreFixtures.open(directory.database, catalog: try StoreFixtures.catalog(mechanics: 2))
-        let submitted = try store.apply([
+    func claimErrors() async throws {
+        let catalog = try StoreFixtures.catalog(mechanics: 2)
+        let store = try StoreFixtures.open(directory.database, catalog: catalog)
+        let apply = { (commands: [QuoteCommand]) async throws(StoreError) in
+            try await store.apply(commands, catalog: catalog)
+        }
+        let submitted = try await apply([
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
@@ -77,10 +85,10 @@ struct SQLiteQuoteStoreTests {
         ]).map { try $0.get().quote.id }
 
         #expect(
-            try store.apply([.book(submitted[0], mechanic: "Mechanic 1")])[0].get().quote.mechanic?.name == "Mechanic 1"
+            try await apply([.book(submitted[0], mechanic: "Mechanic 1")])[0].get().quote.mechanic?.name == "Mechanic 1"
         )
-        let before = try store.lastSequence()
-        let results = try store.apply([
+        let before = try await store.lastSequence()
+        let results = try await apply([
             .book(submitted[1], mechanic: "Mechanic 1"),
             .book(submitted[3], mechanic: "Mechanic 2"),
             .book(submitted[1], mechanic: "Nobody"),
@@ -91,40 +99,44 @@ struct SQLiteQuoteStoreTests {
             results.map { $0.failure?.code } == [
                 .mechanicBusy, .cannotPerform, .unknownMechanic, .unknownQuote, .noMechanicAvailable,
             ])
-        #expect(try store.lastSequence() == before, "refused commands append no event")
-        #expect(try store.mechanics().first { $0.mechanic.name == "Mechanic 2" }?.isFree == true)
+        #expect(try await store.lastSequence() == before, "refused commands append no event")
+        #expect(try await store.mechanics().first { $0.mechanic.name == "Mechanic 2" }?.isFree == true)
 
-        #expect(try store.apply([.book(submitted[1], mechanic: nil)])[0].get().quote.mechanic?.name == "Mechanic 2")
-        let none = try store.apply([.book(submitted[2], mechanic: nil)])
+        #expect(try await apply([.book(submitted[1], mechanic: nil)])[0].get().quote.mechanic?.name == "Mechanic 2")
+        let none = try await apply([.book(submitted[2], mechanic: nil)])
         #expect(none[0].failure?.code == .noMechanicAvailable)
-        let twice = try store.apply([.book(submitted[0], mechanic: nil)])
+        let twice = try await apply([.book(submitted[0], mechanic: nil)])
         #expect(twice[0].failure?.code == .illegalTransition)
     }
 
     @Test("completing and cancelling release the mechanic in the same transaction", arguments: ["complete", "cancel"])
-    func releaseOnFinish(how: String) throws {
-        let store = try StoreFixtures.open(directory.database, catalog: try StoreFixtures.catalog(mechanics: 1))
-        let booked = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+    func releaseOnFinish(how: String) async throws {
+        let catalog = try StoreFixtures.catalog(mechanics: 1)
+        let store = try StoreFixtures.open(directory.database, catalog: catalog)
+        let apply = { (commands: [QuoteCommand]) async throws(StoreError) in
+            try await store.apply(commands, catalog: catalog)
+        }
+        let booked = try await apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
         #expect(booked.quote.status == .booked)
         #expect(booked.events.map(\.type) == ["quote.submitted", "quote.ready", "quote.booked", "mechanic.busy"])
-        #expect(try store.mechanics()[0].isFree == false)
+        #expect(try await store.mechanics()[0].isFree == false)
 
-        let command: StoreCommand =
+        let command: QuoteCommand =
             how == "complete" ? .complete(booked.quote.id) : .cancel(booked.quote.id, reason: "test")
-        let finished = try store.apply([command])[0].get()
+        let finished = try await apply([command])[0].get()
         #expect(finished.quote.status == (how == "complete" ? .completed : .cancelled))
         #expect(finished.events.map(\.type) == ["quote.\(finished.quote.status)", "mechanic.free"])
-        let mechanic = try store.mechanics()[0]
+        let mechanic = try await store.mechanics()[0]
         #expect(mechanic.isFree)
         #expect(mechanic.freeSince != nil)
-        #expect(try store.integrityViolations().isEmpty)
+        #expect(try await store.integrityViolations().isEmpty)
         if how == "complete" { #expect(finished.quote.receipt?.mechanic.name == "Mechanic 1") }
     }
 
     @Test("a batch applies its good commands and refuses its bad ones, each on its own")
-    func mixedBatch() throws {
+    func mixedBatch() async throws {
         let store = try StoreFixtures.open(directory.database)
-        let results = try store.apply([
+        let results = try await store.apply([
             .submit(StoreFixtures.submission(), idempotencyKey: "ok-1", book: false),
             .submit(Submission(customer: .init(name: "Nope")), idempotencyKey: "bad-1", book: false),
             .submit(StoreFixtures.submission(trim: nil), idempotencyKey: "pending-1", book: false),
@@ -139,28 +151,30 @@ struct SQLiteQuoteStoreTests {
         #expect(try results[4].get().quote.mechanic?.name == "Joe Murphy")
         #expect(try results[5].get().quote.price == Money(cents: 6_625))
 
-        let events = try store.events(after: 0, limit: 100)
+        let events = try await store.events(after: 0, limit: 100)
         #expect(events.map(\.seq) == Array(1...Int64(events.count)), "gap-free despite the refused commands")
         let all = results.compactMap { try? $0.get() }.flatMap(\.events)
         #expect(all.map(\.seq) == events.map(\.seq))
     }
 
     @Test("events stay ordered and gap-free across restarts, and history follows each quote")
-    func eventsAcrossRestarts() throws {
+    func eventsAcrossRestarts() async throws {
         var ids: [QuoteID] = []
         for round in 0..<3 {
             let store = try StoreFixtures.open(directory.database)
-            let outcome = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "r\(round)", book: true)]
+            let outcome = try await store.apply([
+                .submit(StoreFixtures.submission(), idempotencyKey: "r\(round)", book: true)
+            ]
             )[0].get()
             ids.append(outcome.quote.id)
-            _ = try store.apply([.complete(outcome.quote.id)])
+            _ = try await store.apply([.complete(outcome.quote.id)])
         }
         let store = try StoreFixtures.open(directory.database)
-        let events = try store.events(after: 0, limit: 1_000)
+        let events = try await store.events(after: 0, limit: 1_000)
         #expect(events.count == 18)
         #expect(events.map(\.seq) == Array(1...18))
-        #expect(try store.events(after: 10, limit: 3).map(\.seq) == [11, 12, 13])
-        let record = try #require(try store.quote(ids[1]))
+        #expect(try await store.events(after: 10, limit: 3).map(\.seq) == [11, 12, 13])
+        let record = try #require(try await store.quote(ids[1]))
         #expect(record.history.map(\.to) == [.submitted, .ready, .booked, .completed])
         #expect(record.history.first?.from == nil)
         #expect(record.quote.receipt != nil)
@@ -170,20 +184,19 @@ struct SQLiteQuoteStoreTests {
     @Test(
         "the log reads back exactly the events the commands returned, wherever a page ends",
         arguments: [1, 2, 3, 100])
-    func logReadsBackAsReturned(pageSize: Int) throws {
+    func logReadsBackAsReturned(pageSize: Int) async throws {
         let store = try StoreFixtures.open(directory.database)
-        let results = try store.apply([
+        let results = try await store.apply([
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: true),
             .submit(StoreFixtures.submission(trim: nil), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(name: "Second"), idempotencyKey: nil, book: false),
         ])
         let ready = try results[2].get().quote.id
-        let completed =
-            try store.apply([.book(ready, mechanic: nil)])[0].get().events
-            + store.apply([.complete(ready)])[0].get().events
+        let booking = try await store.apply([.book(ready, mechanic: nil)])[0].get().events
+        let completed = booking + (try await store.apply([.complete(ready)])[0].get().events)
         let returned = try results.flatMap { try $0.get().events } + completed
         var read: [StoredEvent] = []
-        while let page = Optional(try store.events(after: read.last?.seq ?? 0, limit: pageSize)), !page.isEmpty {
+        while let page = Optional(try await store.events(after: read.last?.seq ?? 0, limit: pageSize)), !page.isEmpty {
             read += page
         }
         #expect(read == returned)
@@ -191,7 +204,7 @@ struct SQLiteQuoteStoreTests {
     }
 
     @Test("pruning keeps what the retention promises and never reuses a sequence number")
-    func pruning() throws {
+    func pruning() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
@@ -199,19 +212,19 @@ struct SQLiteQuoteStoreTests {
             path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
             clock: clockBox.now)
         for index in 0..<5 {
-            _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p\(index)", book: false)])
+            _ = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p\(index)", book: false)])
         }
-        #expect(try store.lastSequence() == 10)
-        #expect(try store.pruneEvents(now: clockBox.now()) == 0, "too young to prune")
+        #expect(try await store.lastSequence() == 10)
+        #expect(try await store.pruneEvents(now: clockBox.now()) == 0, "too young to prune")
         clockBox.advance(by: 7_200)
-        #expect(try store.pruneEvents(now: clockBox.now()) == 6, "all but the last four")
-        #expect(try store.events(after: 0, limit: 100).map(\.seq) == [7, 8, 9, 10])
-        _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p-next", book: false)])
-        #expect(try store.events(after: 10, limit: 100).map(\.seq) == [11, 12])
+        #expect(try await store.pruneEvents(now: clockBox.now()) == 6, "all but the last four")
+        #expect(try await store.events(after: 0, limit: 100).map(\.seq) == [7, 8, 9, 10])
+        _ = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p-next", book: false)])
+        #expect(try await store.events(after: 10, limit: 100).map(\.seq) == [11, 12])
     }
 
     @Test("a log pruned empty still numbers its next event after the last one, across a restart")
-    func pruningEverything() throws {
+    func pruningEverything() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         var configuration = SQLiteQuoteStore.Configuration()
         configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 0)
@@ -223,68 +236,75 @@ struct SQLiteQuoteStoreTests {
         do {
             let store = try open()
             for index in 0..<3 {
-                _ = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "e\(index)", book: false)])
+                _ = try await store.apply([
+                    .submit(StoreFixtures.submission(), idempotencyKey: "e\(index)", book: false)
+                ])
             }
             clockBox.advance(by: 7_200)
-            #expect(try store.pruneEvents(now: clockBox.now()) == 6)
-            #expect(try store.events(after: 0, limit: 100).isEmpty)
-            #expect(try store.lastSequence() == 6)
+            #expect(try await store.pruneEvents(now: clockBox.now()) == 6)
+            #expect(try await store.events(after: 0, limit: 100).isEmpty)
+            #expect(try await store.lastSequence() == 6)
         }
         let reopened = try open()
-        #expect(try reopened.lastSequence() == 6)
-        let next = try reopened.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0].get()
+        #expect(try await reopened.lastSequence() == 6)
+        let next = try await reopened.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])[0]
+            .get()
         #expect(next.events.map(\.seq) == [7, 8])
-        #expect(try reopened.events(after: 0, limit: 100).map(\.seq) == [7, 8])
+        #expect(try await reopened.events(after: 0, limit: 100).map(\.seq) == [7, 8])
     }
 
     @Test("lists page by state and counts add up")
-    func listsAndCounts() throws {
+    func listsAndCounts() async throws {
         let store = try StoreFixtures.open(directory.database)
         for index in 0..<7 {
-            _ = try store.apply([
+            _ = try await store.apply([
                 .submit(StoreFixtures.submission(trim: index % 2 == 0 ? "EX" : nil), idempotencyKey: nil, book: false)
             ])
         }
-        let counts = try store.counts()
+        let counts = try await store.counts()
         #expect(counts[.ready] == 4)
         #expect(counts[.pending] == 3)
-        let firstPage = try store.quotes(status: .ready, afterID: nil, limit: 3)
+        let firstPage = try await store.quotes(status: .ready, afterID: nil, limit: 3)
         #expect(firstPage.map(\.id.rawValue) == [1, 3, 5])
-        let secondPage = try store.quotes(status: .ready, afterID: firstPage.last?.id, limit: 3)
+        let secondPage = try await store.quotes(status: .ready, afterID: firstPage.last?.id, limit: 3)
         #expect(secondPage.map(\.id.rawValue) == [7])
-        #expect(try store.quotes(status: nil, afterID: nil, limit: 100).count == 7)
+        #expect(try await store.quotes(status: nil, afterID: nil, limit: 100).count == 7)
     }
 
     @Test("a quote reads back exactly as it was written, in every state")
-    func quotesRoundTrip() throws {
+    func quotesRoundTrip() async throws {
         let store = try StoreFixtures.open(directory.database)
         var submission = StoreFixtures.submission(
             services: ["Oil Change", "strange noise"], trim: nil, mechanic: "Joe Murphy")
         submission.coupon = "WELCOME10"
-        var outcomes = [try store.apply([.submit(submission, idempotencyKey: "rt", book: false)])[0].get()]
+        var outcomes = [try await store.apply([.submit(submission, idempotencyKey: "rt", book: false)])[0].get()]
         let id = outcomes[0].quote.id
-        outcomes.append(try store.apply([.resolve(id, Resolution(trim: "LE", price: Money(cents: 6_625)))])[0].get())
-        outcomes.append(try store.apply([.book(id, mechanic: nil)])[0].get())
-        outcomes.append(try store.apply([.complete(id)])[0].get())
-        let cancelled = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
+        outcomes.append(
+            try await store.apply([.resolve(id, Resolution(trim: "LE", price: Money(cents: 6_625)))])[0].get())
+        outcomes.append(try await store.apply([.book(id, mechanic: nil)])[0].get())
+        outcomes.append(try await store.apply([.complete(id)])[0].get())
+        let cancelled = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
+            .get()
             .quote.id
-        outcomes.append(try store.apply([.cancel(cancelled, reason: "no longer needed")])[0].get())
+        outcomes.append(try await store.apply([.cancel(cancelled, reason: "no longer needed")])[0].get())
         for outcome in outcomes {
-            let events = try store.events(after: outcome.events.first!.seq - 1, limit: outcome.events.count)
+            let events = try await store.events(after: outcome.events.first!.seq - 1, limit: outcome.events.count)
             #expect(events == outcome.events, "events read back as written")
         }
-        #expect(try store.quote(id)?.quote == outcomes[3].quote)
-        #expect(try store.quote(cancelled)?.quote == outcomes[4].quote)
-        #expect(try store.quotes(status: .completed, afterID: nil, limit: 10) == [outcomes[3].quote])
+        #expect(try await store.quote(id)?.quote == outcomes[3].quote)
+        #expect(try await store.quote(cancelled)?.quote == outcomes[4].quote)
+        #expect(try await store.quotes(status: .completed, afterID: nil, limit: 10) == [outcomes[3].quote])
     }
 
     @Test("the integrity check reports a tampered claim and the explicit repair fixes it")
-    func integrityRepair() throws {
+    func integrityRepair() async throws {
         let store = try StoreFixtures.open(directory.database)
-        let booked = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
-        let completed = try store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
-        _ = try store.apply([.complete(completed.quote.id)])
-        #expect(try store.integrityViolations().isEmpty)
+        let booked = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
+            .get()
+        let completed = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
+            .get()
+        _ = try await store.apply([.complete(completed.quote.id)])
+        #expect(try await store.integrityViolations().isEmpty)
         try tamper(directory.database) { db in
             // Free the first quote's mechanic behind the store's back, and make the completed
             // quote's mechanic busy again.
@@ -296,9 +316,10 @@ struct SQLiteQuoteStoreTests {
                 arguments: [completed.quote.id.rawValue, completed.quote.mechanic!.id.rawValue])
         }
         let reopened = try StoreFixtures.open(directory.database)
-        #expect(try reopened.integrityViolations().count == 2)
-        #expect(try reopened.repairIntegrity().count == 2)
-        #expect(try reopened.integrityViolations().isEmpty)
+        #expect(try await reopened.integrityViolations().count == 2)
+        let violations = try await reopened.integrityViolations()
+        #expect(try await Rulebook().repair(violations, catalog: .standard, in: reopened).count == 2)
+        #expect(try await reopened.integrityViolations().isEmpty)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import QuoteCore
+import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 
@@ -73,4 +74,13 @@ func doubleBookings(in events: [StoredEvent]) -> [String] {
         }
     }
     return problems
+}
+
+extension QuoteStore {
+    /// Checks `commands` against `catalog` and applies them through the rules, as the daemon does.
+    func apply(_ commands: [QuoteCommand], catalog: Catalog = .standard) async throws(StoreError)
+        -> [Result<CommandOutcome, QuoteError>]
+    {
+        try await Rulebook().apply(commands, catalog: catalog, to: self)
+    }
 }

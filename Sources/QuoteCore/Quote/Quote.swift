@@ -174,11 +174,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// Prices a submitted quote: `ready` when everything needed is there, else `pending`
     /// with the reasons.
     public func priced(currency: Currency, at now: Date) throws(QuoteError) -> Quote {
-        let reasons = request.pendingReasons
-        let next: QuoteStage =
-            reasons.isEmpty
-            ? .ready(pricing: .automatic(for: request, currency: currency)) : .pending(reasons: reasons)
-        return try moved(to: next, at: now)
+        try moved(to: .priced(request, currency: currency), at: now)
     }
 
     /// Applies support's resolution to a pending quote, which must leave it priceable: by

@@ -53,6 +53,15 @@ public enum QuoteStage: Hashable, Sendable, Codable {
     case completed(pricing: Pricing, assignment: Assignment, receipt: Receipt)
     case cancelled(from: QuoteStatus, reason: String?)
 
+    /// The stage a newly submitted `request` is priced to: `ready` with the automatic price
+    /// when everything needed is there, else `pending` with the reasons. Pure, so it can be
+    /// decided before the quote reaches the store.
+    public static func priced(_ request: QuoteRequest, currency: Currency) -> QuoteStage {
+        let reasons = request.pendingReasons
+        return reasons.isEmpty
+            ? .ready(pricing: .automatic(for: request, currency: currency)) : .pending(reasons: reasons)
+    }
+
     /// The state, without its data.
     public var status: QuoteStatus {
         switch self {

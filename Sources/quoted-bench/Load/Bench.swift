@@ -79,7 +79,7 @@ struct Bench {
         }
         // Durable figures only: the store reads its writer's setting back at start (GRDB once
         // reset it, and every figure was taken without the commit fsync until it was found).
-        let expected = ProcessInfo.processInfo.environment["QUOTED_SYNCHRONOUS"]?.lowercased() ?? "full"
+        let expected = ProcessInfo.processInfo.environment["QUOTED_STORE_SQLITE_SYNCHRONOUS"]?.lowercased() ?? "full"
         guard daemon.synchronous == expected else {
             throw BenchError("quoted commits with synchronous=\(daemon.synchronous), not \(expected)")
         }

@@ -1,0 +1,34 @@
+public import Foundation
+public import QuoteCore
+
+/// A command that has passed every check that needs no stored state: a submission validated
+/// and priced against a catalog snapshot, a mechanic's name looked up. Only such commands
+/// reach a store transaction, so that an invalid request is answered at once and never waits
+/// for a commit.
+public enum CheckedCommand: Sendable, Hashable {
+    /// Record a validated, priced submission; with `book`, claim a mechanic at once.
+    case submit(CheckedSubmission, idempotencyKey: String?, book: Bool)
+    /// Fill a pending quote's missing information and/or set its price.
+    case resolve(QuoteID, Resolution)
+    /// Book a ready quote with `mechanic`, or by the dispatch order when `nil`.
+    case book(QuoteID, mechanic: Mechanic?)
+    /// Complete a booked quote, issue its receipt and free its mechanic.
+    case complete(QuoteID)
+    /// Cancel a quote that is not completed, freeing its mechanic if it had one.
+    case cancel(QuoteID, reason: String?)
+}
+
+/// A submission turned into a valid request and the stage it is priced to.
+public struct CheckedSubmission: Sendable, Hashable {
+    /// The validated request.
+    public let request: QuoteRequest
+    /// `ready` with its price, or `pending` with what support must resolve.
+    public let stage: QuoteStage
+
+    /// Validates `submission` against `catalog` at `now` and prices it in the catalog's
+    /// currency; throws with every problem at once.
+    public init(_ submission: Submission, in catalog: Catalog, at now: Date) throws(QuoteError) {
+        request = try QuoteBuilder(submission).build(in: catalog, at: now)
+        stage = .priced(request, currency: catalog.currency)
+    }
+}

@@ -1,0 +1,44 @@
+public import QuoteCore
+public import QuoteStore
+
+extension Rulebook {
+    /// Repairs what `QuoteStore/integrityViolations()` reported, in one transaction of
+    /// `store`, logging each change as events; only on an operator's explicit command.
+    ///
+    /// A mechanic held by a quote that is not booked with them is freed first; then a booked
+    /// quote whose mechanic is free claims them back. Each step is conditional, so a
+    /// violation repaired meanwhile is left alone. Returns the violations that were repaired.
+    public func repair(
+        _ violations: [IntegrityViolation], catalog: Catalog, in store: any QuoteStore
+    ) async throws(StoreError) -> [IntegrityViolation] {
+        guard !violations.isEmpty else { return [] }
+        return try await store.write { transaction throws(StoreError) in
+            var repaired: [IntegrityViolation] = []
+            var claims: [(IntegrityViolation, Quote, MechanicID)] = []
+            for violation in violations {
+                guard let quoteID = violation.quote, let mechanicID = violation.mechanic else { continue }
+                let quote = try await transaction.quote(quoteID)
+                if let quote, quote.status == .booked, quote.mechanic?.id == mechanicID {
+                    claims.append((violation, quote, mechanicID))
+                } else if try await transaction.release(mechanicID, from: quoteID) {
+                    _ = try await transaction.append([
+                        .mechanicFree(Self.mechanic(mechanicID, in: catalog), quote: quoteID)
+                    ])
+                    repaired.append(violation)
+                }
+            }
+            for (violation, quote, mechanicID) in claims
+            where try await transaction.claim(mechanicID, minimumSkill: .junior, for: quote.id) {
+                _ = try await transaction.append([
+                    .mechanicBusy(quote.mechanic ?? Self.mechanic(mechanicID, in: catalog), quote: quote.id)
+                ])
+                repaired.append(violation)
+            }
+            return repaired
+        }
+    }
+
+    private static func mechanic(_ id: MechanicID, in catalog: Catalog) -> Mechanic {
+        catalog.mechanic(id: id) ?? Mechanic(id: id, name: "#\(id)", skill: .junior)
+    }
+}

@@ -1,0 +1,268 @@
+public import Foundation
+public import QuoteCore
+public import QuoteStore
+
+/// The use cases of quoted, written once for every store: submit, resolve, book, complete,
+/// cancel and repair, each a sequence of calls on a ``StoreTransaction``.
+///
+/// Work is split in two, so that the store only writes:
+/// - ``check(_:in:at:)``, before any transaction: a submission is validated and priced against
+///   a catalog snapshot, a mechanic's name is looked up. An invalid command is refused here.
+/// - ``apply(_:catalog:in:)``, inside one transaction: what needs stored state (the quote's
+///   state, who is free, the idempotency key) is read, decided, then written with its events.
+///
+/// Every command decides before it writes: each refusal (a transition the state machine does
+/// not allow, a mechanic who is busy or unable, no one free) comes before the first change,
+/// and a claim that fails changes nothing. So a refused command leaves no trace in its batch
+/// without a savepoint; the one step that may be refused after a write, booking a submission
+/// just recorded, runs inside one.
+public struct Rulebook: Sendable {
+    /// Creates the rulebook.
+    public init() {}
+
+    // MARK: Before the transaction
+
+    /// Checks what `command` can be checked without stored state, against `catalog` at `now`.
+    public func check(_ command: QuoteCommand, in catalog: Catalog, at now: Date) -> Result<CheckedCommand, QuoteError>
+    {
+        switch command {
+        case .submit(let submission, let key, let book):
+            do {
+                return .success(
+                    .submit(try CheckedSubmission(submission, in: catalog, at: now), idempotencyKey: key, book: book))
+            } catch {
+                return .failure(error)
+            }
+        case .resolve(let id, let resolution):
+            return .success(.resolve(id, resolution))
+        case .book(let id, let name):
+            guard let name else { return .success(.book(id, mechanic: nil)) }
+            guard let mechanic = catalog.mechanic(named: name) else {
+                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(name)\""))
+            }
+            return .success(.book(id, mechanic: mechanic))
+        case .complete(let id):
+            return .success(.complete(id))
+        case .cancel(let id, let reason):
+            return .success(.cancel(id, reason: reason))
+        }
+    }
+
+    /// The answer to a submission refused by ``check(_:in:at:)`` that carries an idempotency
+    /// key: when a quote was already submitted under that key, the retry is answered with it,
+    /// as a valid one would be (the catalog may have changed since); otherwise the refusal.
+    public func replay(
+        idempotencyKey: String, refusal: QuoteError, from store: any QuoteStore
+    ) async throws(StoreError) -> Result<CommandOutcome, QuoteError> {
+        guard let original = try await store.quote(idempotencyKey: idempotencyKey) else { return .failure(refusal) }
+        return .success(CommandOutcome(quote: original, events: [], replayed: true))
+    }
+
+    // MARK: Both
+
+    /// Checks `commands` against `catalog` and applies those that pass in one transaction of
+    /// `store`, answering each in order: the daemon's two stages in one call, for programs
+    /// that hold commands rather than requests (tools, tests). A refused submission that
+    /// carries an idempotency key is answered as ``replay(idempotencyKey:refusal:from:)`` does.
+    public func apply(
+        _ commands: [QuoteCommand], catalog: Catalog, to store: any QuoteStore, at now: Date = Date()
+    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        let checked = commands.map { check($0, in: catalog, at: now) }
+        var applied = try await apply(
+            checked.compactMap { try? $0.get() }, catalog: catalog, to: store
+        ).makeIterator()
+        var results: [Result<CommandOutcome, QuoteError>] = []
+        results.reserveCapacity(commands.count)
+        for (command, check) in zip(commands, checked) {
+            switch check {
+            case .success: results.append(applied.next()!)
+            case .failure(let refusal):
+                if case .submit(_, let key?, _) = command {
+                    results.append(try await replay(idempotencyKey: key, refusal: refusal, from: store))
+                } else {
+                    results.append(.failure(refusal))
+                }
+            }
+        }
+        return results
+    }
+
+    // MARK: In the transaction
+
+    /// Applies `commands` in one transaction of `store`, each succeeding or refused on its
+    /// own; throws only when the store failed, and then nothing was applied.
+    public func apply(
+        _ commands: [CheckedCommand], catalog: Catalog, to store: any QuoteStore
+    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        guard !commands.isEmpty else { return [] }
+        return try await store.write { transaction throws(StoreError) in
+            try await self.apply(commands, catalog: catalog, in: transaction)
+        }
+    }
+
+    /// Applies `commands` in `transaction`, in order.
+    public func apply(
+        _ commands: [CheckedCommand], catalog: Catalog, in transaction: any StoreTransaction
+    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        var results: [Result<CommandOutcome, QuoteError>] = []
+        results.reserveCapacity(commands.count)
+        for command in commands {
+            results.append(
+                try await Self.refusable { try await self.execute(command, catalog: catalog, in: transaction) })
+        }
+        return results
+    }
+
+    private func execute(
+        _ command: CheckedCommand, catalog: Catalog, in transaction: any StoreTransaction
+    ) async throws -> CommandOutcome {
+        switch command {
+        case .submit(let submission, let key, let book):
+            return try await submit(submission, key: key, book: book, in: transaction)
+        case .resolve(let id, let resolution):
+            let stored = try await load(id, in: transaction)
+            let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
+            return CommandOutcome(
+                quote: resolved, events: try await record(resolved, replacing: stored, in: transaction))
+        case .book(let id, let mechanic):
+            return try await book(try await load(id, in: transaction), mechanic: mechanic, in: transaction)
+        case .complete(let id):
+            let stored = try await load(id, in: transaction)
+            return try await finish(stored, as: try stored.completed(at: transaction.now), in: transaction)
+        case .cancel(let id, let reason):
+            let stored = try await load(id, in: transaction)
+            return try await finish(
+                stored, as: try stored.cancelled(reason: reason, at: transaction.now), in: transaction)
+        }
+    }
+
+    // MARK: Use cases
+
+    private func submit(
+        _ submission: CheckedSubmission, key: String?, book: Bool, in transaction: any StoreTransaction
+    ) async throws -> CommandOutcome {
+        if let key, let original = try await transaction.quote(idempotencyKey: key) {
+            return CommandOutcome(quote: original, events: [], replayed: true)
+        }
+        let now = transaction.now
+        let id = try await transaction.nextQuoteID()
+        let submitted = Quote(id: id, request: submission.request, submittedAt: now)
+        let priced = Quote(
+            id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now)
+        let events = try await transaction.append([
+            .quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced),
+        ])
+        try await transaction.insert(
+            priced, idempotencyKey: key,
+            history: [
+                StateChange(from: nil, to: .submitted, at: now, seq: events[0].seq),
+                StateChange(from: .submitted, to: priced.status, at: now, seq: events[1].seq),
+            ])
+        guard book && priced.status == .ready else { return CommandOutcome(quote: priced, events: events) }
+
+        // If no mechanic can be had, the quote stays recorded and ready.
+        try await transaction.savepoint()
+        do {
+            let booking = try await self.book(priced, mechanic: nil, in: transaction)
+            try await transaction.releaseSavepoint()
+            return CommandOutcome(quote: booking.quote, events: events + booking.events)
+        } catch let refusal as QuoteError {
+            try await transaction.rollbackToSavepoint()
+            return CommandOutcome(quote: priced, events: events, bookingError: refusal)
+        }
+    }
+
+    /// Books a ready quote: with `named`, that mechanic or a refusal; otherwise the
+    /// customer's preferred mechanic when free and able, else the first free mechanic able to
+    /// do every service in `DispatchOrder`.
+    private func book(_ quote: Quote, mechanic named: Mechanic?, in transaction: any StoreTransaction) async throws
+        -> CommandOutcome
+    {
+        guard quote.status == .ready else { throw QuoteError.illegalTransition(from: quote.status, to: .booked) }
+        let required = quote.request.requiredSkill
+        let mechanic: Mechanic
+        if let named {
+            // An unable mechanic is refused before their busy flag is touched.
+            _ = try quote.booked(with: named, at: transaction.now)
+            guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
+                throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote")
+            }
+            mechanic = named
+        } else if let preferred = quote.request.preferredMechanic,
+            try await transaction.claim(preferred.id, minimumSkill: required, for: quote.id)
+        {
+            mechanic = preferred
+        } else {
+            guard let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) else {
+                throw QuoteError(.noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
+            }
+            mechanic = picked
+        }
+        // The claim was the last decision: from here on a refusal would be a broken invariant.
+        let now = transaction.now
+        let booked = try Self.afterWriting { () throws(QuoteError) in try quote.booked(with: mechanic, at: now) }
+        let events = try await record(
+            booked, replacing: quote, with: [.mechanicBusy(mechanic, quote: quote.id)], in: transaction)
+        return CommandOutcome(quote: booked, events: events)
+    }
+
+    /// Moves `stored` to `next` (completed or cancelled), freeing its mechanic if it had one.
+    private func finish(_ stored: Quote, as next: Quote, in transaction: any StoreTransaction) async throws
+        -> CommandOutcome
+    {
+        guard let mechanic = stored.mechanic else {
+            return CommandOutcome(quote: next, events: try await record(next, replacing: stored, in: transaction))
+        }
+        guard try await transaction.release(mechanic.id, from: stored.id) else {
+            throw StoreError(.database, "integrity: mechanic \(mechanic.id) was not held by quote \(stored.id)")
+        }
+        let events = try await record(
+            next, replacing: stored, with: [.mechanicFree(mechanic, quote: stored.id)], in: transaction)
+        return CommandOutcome(quote: next, events: events)
+    }
+
+    // MARK: Steps
+
+    private func load(_ id: QuoteID, in transaction: any StoreTransaction) async throws -> Quote {
+        guard let quote = try await transaction.quote(id) else { throw QuoteError(.unknownQuote, "no quote \(id)") }
+        return quote
+    }
+
+    /// Appends the event announcing `quote`'s new state, then `more`, and stores the quote
+    /// with the step (the event first: the step names its sequence number).
+    private func record(
+        _ quote: Quote, replacing stored: Quote, with more: [StoredEvent.Kind] = [],
+        in transaction: any StoreTransaction
+    ) async throws(StoreError) -> [StoredEvent] {
+        let from = stored.status
+        let events = try await transaction.append([.quote(from: from, quote: quote)] + more)
+        try await transaction.update(
+            quote, step: StateChange(from: from, to: quote.status, at: transaction.now, seq: events[0].seq))
+        return events
+    }
+
+    // MARK: Outcomes
+
+    /// Runs `body` as one command: a refusal is its result; a store failure is thrown.
+    static func refusable<T>(_ body: () async throws -> T) async throws(StoreError) -> Result<T, QuoteError> {
+        do {
+            return .success(try await body())
+        } catch let refusal as QuoteError {
+            return .failure(refusal)
+        } catch let failure as StoreError {
+            throw failure
+        } catch {
+            throw StoreError(.database, "\(error)")
+        }
+    }
+
+    /// `body`, which runs after a command has written and so must not be refused: a refusal
+    /// there is a broken invariant, and fails the whole transaction instead.
+    static func afterWriting<T>(_ body: () throws(QuoteError) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw StoreError(.database, "integrity: refused after writing: \(error)")
+        }
+    }
+}

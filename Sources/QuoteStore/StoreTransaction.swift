@@ -1,0 +1,60 @@
+public import Foundation
+public import QuoteCore
+
+/// One open write transaction, as the rules see it: the few reads and writes that every use
+/// case is made of, and nothing else. A store implements it with its own statements; the
+/// rules (`QuoteRules`) decide what to call and in which order, so that every store applies
+/// the same rules.
+///
+/// A transaction is used by one task, inside ``QuoteStore/write(_:)``, and never after it.
+/// Every method throws ``StoreError`` only for a failure of the store itself, which aborts
+/// the whole transaction; refusals are the rules' to decide.
+public protocol StoreTransaction: AnyObject {
+    /// The moment the transaction stands for: every change it makes is dated so.
+    var now: Date { get }
+
+    /// The quote `id` as committed or as changed earlier in this transaction; `nil` when there
+    /// is none.
+    func quote(_ id: QuoteID) async throws(StoreError) -> Quote?
+
+    /// The quote submitted with `idempotencyKey`, if any.
+    func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
+
+    /// A quote id never handed out before. An id taken by a command that is then undone
+    /// (``rollbackToSavepoint()``) may be handed out again.
+    func nextQuoteID() async throws(StoreError) -> QuoteID
+
+    /// Stores a new quote with the steps of its `history`, under `idempotencyKey` when given.
+    func insert(_ quote: Quote, idempotencyKey: String?, history: [StateChange]) async throws(StoreError)
+
+    /// Stores `quote` in place of its current version and appends `step` to its history.
+    func update(_ quote: Quote, step: StateChange) async throws(StoreError)
+
+    /// Claims the first free, active mechanic with at least `minimumSkill` in
+    /// `QuoteCore.DispatchOrder` for `quote`; `nil`, changing nothing, when there is none.
+    /// The pick and the claim are one atomic step: no other transaction can claim the same
+    /// mechanic in between.
+    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic?
+
+    /// Claims `mechanic` for `quote` if they are free, active and have at least
+    /// `minimumSkill`; `false`, changing nothing, otherwise.
+    func claim(_ mechanic: MechanicID, minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Bool
+
+    /// Frees `mechanic` if `quote` holds them, from ``now`` on; `false`, changing nothing,
+    /// otherwise.
+    func release(_ mechanic: MechanicID, from quote: QuoteID) async throws(StoreError) -> Bool
+
+    /// Appends `changes` to the event log, in order, numbering them after every event before
+    /// them, with no gap; returns them as logged.
+    func append(_ changes: [StoredEvent.Kind]) async throws(StoreError) -> [StoredEvent]
+
+    /// Opens a savepoint, nested in any already open: what follows can be undone on its own.
+    func savepoint() async throws(StoreError)
+
+    /// Undoes everything since the innermost open savepoint, its event numbers and quote ids
+    /// included, and closes it. The transaction goes on.
+    func rollbackToSavepoint() async throws(StoreError)
+
+    /// Closes the innermost open savepoint, keeping what was done since.
+    func releaseSavepoint() async throws(StoreError)
+}

@@ -1,0 +1,81 @@
+public import Configuration
+import Foundation
+public import QuoteStore
+
+extension SQLiteQuoteStore {
+    /// How the store opens its file.
+    ///
+    /// Keys, read by ``init(reader:)`` from the `store.sqlite` section (file key / environment
+    /// variable):
+    /// - `synchronous` / `QUOTED_STORE_SQLITE_SYNCHRONOUS`: `full` (durable on commit) or `normal`; default full.
+    /// - `checkpointPages` / `QUOTED_STORE_SQLITE_CHECKPOINT_PAGES`: a background connection checkpoints the
+    ///   write-ahead log each time it has grown by this many 4 KiB pages, 0 to 1,000,000; default 128. 0 leaves
+    ///   checkpoints to the committing writer (slower tail).
+    /// - `busyTimeoutMilliseconds` / `QUOTED_STORE_SQLITE_BUSY_TIMEOUT_MILLISECONDS`: how long a write waits for
+    ///   another process's lock, 1 to 600,000; default 5,000.
+    public struct Configuration: Sendable {
+        /// `FULL` (default) makes every commit durable before it returns; `NORMAL` in WAL mode
+        /// may lose the last commits on power loss, but never corrupts.
+        public var synchronousFull: Bool = true
+        /// How long a writer waits for another to release the lock.
+        public var busyTimeout: Duration = .seconds(5)
+        /// What the event log keeps.
+        public var retention: EventRetention = .init()
+        /// WAL pages after which the committing writer checkpoints by itself (SQLite's
+        /// `wal_autocheckpoint`, default 1,000, about 4 MiB). A checkpoint copies pages back
+        /// into the database file and fsyncs it, stalling that commit for milliseconds; with a
+        /// ``CheckpointService`` keeping the WAL short in the background, raise this so the
+        /// writer only checkpoints if the service falls behind.
+        public var writerCheckpointPages: Int = 1_000
+        /// When set, the store wakes a ``CheckpointService`` through ``checkpointTrigger``
+        /// each time the WAL has grown by this many pages; `nil` (default): no background
+        /// checkpoints, only the writer's.
+        public var backgroundCheckpointPages: Int?
+
+        /// The defaults: durable commits, 5 s busy timeout, default retention, checkpoints by
+        /// the writer only.
+        public init() {}
+
+        /// Reads the keys above from `reader`, scoped to the store's section; throws a
+        /// ``StoreError/Code/configuration`` error naming the first invalid key.
+        public init(reader: ConfigReader) throws(StoreError) {
+            let prefix = "store.sqlite."
+            let synchronous = (reader.string(forKey: "synchronous") ?? "full").lowercased()
+            guard synchronous == "full" || synchronous == "normal" else {
+                throw StoreError(.configuration, "\(prefix)synchronous: \"\(synchronous)\" is not full or normal")
+            }
+            synchronousFull = synchronous == "full"
+            let checkpointPages = try Self.integer(
+                reader, "checkpointPages", prefix: prefix, default: 128, range: 0...1_000_000)
+            if checkpointPages > 0 {
+                // The background service keeps the log short; the writer steps in only past ~80 MiB.
+                backgroundCheckpointPages = checkpointPages
+                writerCheckpointPages = 20_000
+            }
+            busyTimeout = .milliseconds(
+                try Self.integer(reader, "busyTimeoutMilliseconds", prefix: prefix, default: 5_000, range: 1...600_000))
+        }
+
+        private static func integer(
+            _ reader: ConfigReader, _ key: String, prefix: String, default fallback: Int, range: ClosedRange<Int>
+        ) throws(StoreError) -> Int {
+            let configKey = ConfigKey(key)
+            let value: Int
+            if let number = reader.int(forKey: configKey) {
+                value = number
+            } else if let text = reader.string(forKey: configKey) {
+                guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
+                    throw StoreError(.configuration, "\(prefix)\(key): \"\(text)\" is not a whole number")
+                }
+                value = number
+            } else {
+                return fallback
+            }
+            guard range.contains(value) else {
+                throw StoreError(
+                    .configuration, "\(prefix)\(key): \(value) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+    }
+}

@@ -1,0 +1,387 @@
+import Foundation
+import GRDB
+import QuoteCore
+import QuoteStore
+
+/// One `BEGIN IMMEDIATE` transaction of the SQLite store, seen through ``StoreTransaction``:
+/// only statements, no rules. Each quote row carries its own history (``HistoryCodec``).
+///
+/// It lives on the store's writer connection, inside one `SQLiteQuoteStore.write(_:)`, and is
+/// never used from another thread. Its statements are looked up in GRDB's cache once per
+/// transaction rather than once per call (each lookup hashes the whole SQL text).
+final class SQLiteTransaction: StoreTransaction {
+    let db: Database
+    let now: Date
+    let nowMilliseconds: Int64
+    /// The catalog's currency, recorded with each new quote.
+    let currency: Currency
+    /// The last quote id handed out in this transaction; read from the table once.
+    private var lastQuoteID: Int64?
+    /// The last event sequence number handed out in this transaction; read once. Restored
+    /// by a rollback, so that the log stays gap-free.
+    private var lastSeq: Int64?
+    private var statements = [Statement?](repeating: nil, count: Query.allCases.count)
+    /// The history bytes of the quote last read or written, appended to by ``update(_:step:)``
+    /// without being decoded (a transition reads its quote, then writes it).
+    private var history: (id: Int64, bytes: Data)?
+    /// The quote last encoded, so that a row and its event share one encoding.
+    private var encoded: (quote: Quote, data: Data)?
+    /// Open savepoints, innermost last.
+    private var savepoints: [Savepoint] = []
+
+    /// An open savepoint. SQL's `SAVEPOINT` is issued lazily, before the first statement
+    /// inside it that may change a row: one that ends before any write costs two counters.
+    private struct Savepoint {
+        var lastQuoteID: Int64?
+        var lastSeq: Int64?
+        var history: (id: Int64, bytes: Data)?
+        var opened = false
+    }
+
+    /// The statements a transaction runs, one slot each in ``statements``.
+    private enum Query: Int, CaseIterable {
+        case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
+        case event, readySubmissionEvents, pendingSubmissionEvents
+    }
+
+    init(db: Database, now: Date, currency: Currency) {
+        self.db = db
+        self.now = now
+        self.currency = currency
+        self.nowMilliseconds = SQLiteQuoteStore.milliseconds(now)
+    }
+
+    // MARK: Reading
+
+    func quote(_ id: QuoteID) throws(StoreError) -> Quote? {
+        try run {
+            let statement = try prepared(.load, "SELECT data, history FROM quotes WHERE id = ?")
+            guard
+                let (data, bytes) = try statement.fetchFirst(
+                    binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
+            else { return nil }
+            history = (id.rawValue, bytes)
+            return try QuoteCodec.decodeQuote(data)
+        }
+    }
+
+    func quote(idempotencyKey key: String) throws(StoreError) -> Quote? {
+        try run {
+            let statement = try prepared(.quoteByKey, "SELECT data FROM quotes WHERE idempotency_key = ?")
+            return try statement.fetchFirst(binding: { $0.bind(key) }, { $0.data(0) }).map(QuoteCodec.decodeQuote)
+        }
+    }
+
+    /// One more than the highest id, read once per transaction under the write lock. Ids are
+    /// never reused once committed: quotes are never deleted.
+    func nextQuoteID() throws(StoreError) -> QuoteID {
+        try run {
+            let last: Int64
+            if let known = lastQuoteID {
+                last = known
+            } else {
+                last = try Int64.fetchOne(try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes")) ?? 0
+            }
+            lastQuoteID = last + 1
+            return QuoteID(last + 1)
+        }
+    }
+
+    // MARK: Quotes
+
+    func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws(StoreError) {
+        try run {
+            try willWrite()
+            let bytes = HistoryCodec.appending(steps.map(step), to: Data())
+            let statement = try prepared(
+                .insertQuote,
+                """
+                INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+                    updated_at, data, history)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let data = encode(quote)
+            try statement.execute {
+                $0.bind(quote.id.rawValue)
+                $0.bind(quote.status.rawValue)
+                $0.bind(key)
+                $0.bind(quote.mechanic?.id.rawValue)
+                $0.bind(quote.price?.cents)
+                $0.bind(currency.code)
+                $0.bind(SQLiteQuoteStore.milliseconds(quote.submittedAt))
+                $0.bind(SQLiteQuoteStore.milliseconds(quote.updatedAt))
+                $0.bind(data)
+                $0.bind(bytes)
+            }
+            history = (quote.id.rawValue, bytes)
+        }
+    }
+
+    func update(_ quote: Quote, step: StateChange) throws(StoreError) {
+        try run {
+            try willWrite()
+            let id = quote.id.rawValue
+            let before: Data
+            if let history, history.id == id {
+                before = history.bytes
+            } else {
+                let statement = try prepared(.loadHistory, "SELECT history FROM quotes WHERE id = ?")
+                before = try statement.fetchFirst(binding: { $0.bind(id) }, { $0.data(0) }) ?? Data()
+            }
+            let bytes = HistoryCodec.appending([self.step(step)], to: before)
+            let statement = try prepared(
+                .updateQuote,
+                """
+                UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ?, history = ?
+                WHERE id = ?
+                """)
+            let data = encode(quote)
+            try statement.execute {
+                $0.bind(quote.status.rawValue)
+                $0.bind(quote.mechanic?.id.rawValue)
+                $0.bind(quote.price?.cents)
+                $0.bind(SQLiteQuoteStore.milliseconds(quote.updatedAt))
+                $0.bind(data)
+                $0.bind(bytes)
+                $0.bind(id)
+            }
+            guard db.changesCount == 1 else {
+                throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "integrity: no quote \(id) to update")
+            }
+            history = (id, bytes)
+        }
+    }
+
+    // MARK: Claims
+
+    func claim(_ mechanic: MechanicID, minimumSkill: Skill, for quote: QuoteID) throws(StoreError) -> Bool {
+        try run {
+            try willWrite()
+            let statement = try prepared(
+                .claim,
+                """
+                UPDATE mechanics SET quote_id = ?, free_since = NULL
+                WHERE id = ? AND quote_id IS NULL AND active = 1 AND skill >= ?
+                """)
+            try statement.execute {
+                $0.bind(quote.rawValue)
+                $0.bind(mechanic.rawValue)
+                $0.bind(Int64(minimumSkill.rawValue))
+            }
+            return db.changesCount == 1
+        }
+    }
+
+    /// Picks through the `mechanics_free` index in `DispatchOrder` (`ORDER BY skill,
+    /// free_since, id`), then claims by id: two statements under the transaction's write
+    /// lock, so no other writer comes between them.
+    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) throws(StoreError) -> Mechanic? {
+        try run {
+            let pick = try prepared(
+                .pickFirst,
+                """
+                SELECT id, name, skill FROM mechanics
+                WHERE quote_id IS NULL AND active = 1 AND skill >= ?
+                ORDER BY skill, free_since, id LIMIT 1
+                """)
+            guard
+                let mechanic = try pick.fetchFirst(
+                    binding: { $0.bind(Int64(minimumSkill.rawValue)) },
+                    { row in
+                        Mechanic(
+                            id: MechanicID(row.int64(0)), name: row.string(1),
+                            skill: Skill(rawValue: Int(row.int64(2))) ?? .junior)
+                    })
+            else { return nil }
+            try willWrite()
+            let claim = try prepared(
+                .claimPicked, "UPDATE mechanics SET quote_id = ?, free_since = NULL WHERE id = ? AND quote_id IS NULL")
+            try claim.execute {
+                $0.bind(quote.rawValue)
+                $0.bind(mechanic.id.rawValue)
+            }
+            guard db.changesCount == 1 else {
+                throw DatabaseError(
+                    resultCode: .SQLITE_CONSTRAINT,
+                    message: "integrity: free mechanic \(mechanic.id) could not be claimed")
+            }
+            return mechanic
+        }
+    }
+
+    func release(_ mechanic: MechanicID, from quote: QuoteID) throws(StoreError) -> Bool {
+        try run {
+            try willWrite()
+            let statement = try prepared(
+                .release, "UPDATE mechanics SET quote_id = NULL, free_since = ? WHERE id = ? AND quote_id = ?")
+            try statement.execute {
+                $0.bind(nowMilliseconds)
+                $0.bind(mechanic.rawValue)
+                $0.bind(quote.rawValue)
+            }
+            return db.changesCount == 1
+        }
+    }
+
+    // MARK: Events
+
+    func append(_ changes: [StoredEvent.Kind]) throws(StoreError) -> [StoredEvent] {
+        try run {
+            try willWrite()
+            if changes.count == 2, case .quote(nil, let submitted) = changes[0],
+                case .quote(.submitted, let priced) = changes[1], submitted.id == priced.id
+            {
+                return try appendSubmission(submitted, priced: priced)
+            }
+            return try changes.map(appendOne)
+        }
+    }
+
+    /// A new quote's two steps, `submitted` then its priced state, as two events with
+    /// consecutive sequence numbers, in one statement.
+    ///
+    /// `quote.submitted` is stored without data: its quote is the priced one back at its
+    /// first state, and reading the log rebuilds it from the next event
+    /// (`SQLiteQuoteStore.event(_:next:)`), which saves encoding and storing it twice.
+    private func appendSubmission(_ submitted: Quote, priced: Quote) throws -> [StoredEvent] {
+        // The states are closed enums, written into the SQL rather than bound: a text bind
+        // copies into a fresh SQLite allocation.
+        let status = priced.status
+        precondition(status == .ready || status == .pending, "a submission is priced to ready or pending")
+        let statement = try prepared(
+            status == .ready ? .readySubmissionEvents : .pendingSubmissionEvents,
+            """
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
+            VALUES (?, ?, 'quote.submitted', ?, NULL, NULL, 'submitted', X''),
+                (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?)
+            """)
+        let id = submitted.id.rawValue
+        let first = try nextSeq(count: 2)
+        let data = encode(priced)
+        try statement.execute {
+            $0.bind(first)
+            $0.bind(nowMilliseconds)
+            $0.bind(id)
+            $0.bind(first + 1)
+            $0.bind(nowMilliseconds)
+            $0.bind(id)
+            $0.bind(data)
+        }
+        let at = SQLiteQuoteStore.date(nowMilliseconds)
+        return [
+            StoredEvent(seq: first, at: at, kind: .quote(from: nil, quote: submitted)),
+            StoredEvent(seq: first + 1, at: at, kind: .quote(from: .submitted, quote: priced)),
+        ]
+    }
+
+    private func appendOne(_ kind: StoredEvent.Kind) throws -> StoredEvent {
+        let statement = try prepared(
+            .event,
+            """
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let seq = try nextSeq()
+        let event = StoredEvent(seq: seq, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind)
+        let mechanic: MechanicID?
+        let from: QuoteStatus?
+        let to: QuoteStatus?
+        let data: Data
+        switch kind {
+        case .quote(let previous, let quote):
+            (mechanic, from, to, data) = (quote.mechanic?.id, previous, quote.status, encode(quote))
+        case .mechanicBusy(let worker, _), .mechanicFree(let worker, _):
+            (mechanic, from, to, data) = (worker.id, nil, nil, QuoteCodec.encode(worker))
+        }
+        try statement.execute {
+            $0.bind(seq)
+            $0.bind(nowMilliseconds)
+            $0.bind(event.type)
+            $0.bind(event.quoteID.rawValue)
+            $0.bind(mechanic?.rawValue)
+            $0.bind(from?.rawValue)
+            $0.bind(to?.rawValue)
+            $0.bind(data)
+        }
+        return event
+    }
+
+    /// The first of the next `count` event sequence numbers: one more than the highest ever
+    /// handed out, read once per transaction under the write lock.
+    private func nextSeq(count: Int64 = 1) throws -> Int64 {
+        let last = try lastSeq ?? SQLiteQuoteStore.lastSequence(db)
+        lastSeq = last + count
+        return last + 1
+    }
+
+    // MARK: Savepoints
+
+    func savepoint() throws(StoreError) {
+        savepoints.append(Savepoint(lastQuoteID: lastQuoteID, lastSeq: lastSeq, history: history))
+    }
+
+    func rollbackToSavepoint() throws(StoreError) {
+        guard let savepoint = savepoints.popLast() else { preconditionFailure("no savepoint is open") }
+        try run {
+            if savepoint.opened {
+                let name = Self.savepointName(depth: savepoints.count)
+                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT \(name)").execute()
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT \(name)").execute()
+            }
+        }
+        lastQuoteID = savepoint.lastQuoteID
+        lastSeq = savepoint.lastSeq
+        history = savepoint.history
+    }
+
+    func releaseSavepoint() throws(StoreError) {
+        guard let savepoint = savepoints.popLast() else { preconditionFailure("no savepoint is open") }
+        guard savepoint.opened else { return }
+        try run {
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT \(Self.savepointName(depth: savepoints.count))").execute()
+        }
+    }
+
+    /// Issues `SAVEPOINT` for every open savepoint that has none yet, outermost first: called
+    /// before any statement that may change a row.
+    private func willWrite() throws {
+        guard let last = savepoints.last, !last.opened else { return }
+        for depth in savepoints.indices where !savepoints[depth].opened {
+            try db.cachedStatement(sql: "SAVEPOINT \(Self.savepointName(depth: depth))").execute()
+            savepoints[depth].opened = true
+        }
+    }
+
+    private static func savepointName(depth: Int) -> String { "command\(depth)" }
+
+    // MARK: Helpers
+
+    /// The prepared statement for `query`, whose text is `sql`.
+    private func prepared(_ query: Query, _ sql: @autoclosure () -> String) throws -> Statement {
+        if let statement = statements[query.rawValue] { return statement }
+        let statement = try db.cachedStatement(sql: sql())
+        statements[query.rawValue] = statement
+        return statement
+    }
+
+    /// `quote`'s stored form, encoded once for its row and its event.
+    private func encode(_ quote: Quote) -> Data {
+        if let encoded, encoded.quote == quote { return encoded.data }
+        let data = QuoteCodec.encode(quote)
+        encoded = (quote, data)
+        return data
+    }
+
+    private func step(_ change: StateChange) -> HistoryStep {
+        HistoryStep(from: change.from, to: change.to, seq: change.seq, at: SQLiteQuoteStore.milliseconds(change.at))
+    }
+
+    /// `body`, its database failures as ``StoreError``.
+    private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw SQLiteQuoteStore.storeError(error)
+        }
+    }
+}
