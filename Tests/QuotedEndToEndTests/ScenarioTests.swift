@@ -2,6 +2,10 @@ import Foundation
 import Testing
 import ZeroMQ
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("quoted end to end: the articles' scenarios", .serialized, .timeLimit(.minutes(3)))
 struct ScenarioTests {
     @Test("John Lee: pending without trim, resolved at $66.25, booked with Joe Murphy, completed with a receipt")
@@ -112,6 +116,37 @@ struct ScenarioTests {
         let stats = try client.call(Requests.op("stats"))
         #expect((stats[object: "counts"]?["booked"] as? Int) == 1)
         #expect(stats["lastSeq"] as? Int == 4)
+    }
+
+    @Test(
+        "junior work goes to Steve, Mike, Ali; the freed get it back longest-free first; with every junior busy, an apprentice"
+    )
+    func dispatchOrder() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        func book() throws -> (quote: Int, mechanic: String?) {
+            let reply = try client.call(Requests.submit(services: ["Oil Change", "Brake Inspection"], book: true))
+            #expect(reply.quote?["state"] as? String == "booked", "\(reply)")
+            return (reply.quoteID, reply.quote?[object: "mechanic"]?["name"] as? String)
+        }
+        /// Completes `quote` and waits until the store's clock has moved past that moment, so
+        /// the next release is later by at least a millisecond (the resolution kept).
+        func complete(_ quote: Int) throws {
+            let reply = try client.call(Requests.op("complete", ["quoteId": quote]))
+            #expect(reply.quote?["state"] as? String == "completed")
+            let released = Date().addingTimeInterval(0.002)
+            while Date() < released { sched_yield() }
+        }
+
+        let first = try (0..<3).map { _ in try book() }
+        #expect(first.map(\.mechanic) == ["Steve Brimington", "Mike Fulton", "Ali Bellevue"])
+        try complete(first[1].quote)
+        try complete(first[0].quote)
+        #expect(try book().mechanic == "Mike Fulton", "free the longest goes first")
+        #expect(try book().mechanic == "Steve Brimington")
+        #expect(try book().mechanic == "Dick Duchess", "every junior busy: the least skilled above them")
     }
 }
 

@@ -1,0 +1,359 @@
+import Foundation
+import PropertyBased
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import Synchronization
+import Testing
+
+/// The promises every store keeps, checked through the real store and the rules that run on
+/// it in production. A new store joins `StoreFactory.all` and must pass all of them.
+@Suite("Every store keeps the contract")
+struct StoreContractTests {
+    @Test(
+        "junior bookings go to Steve, Mike, Ali; the freed go first, longest free first; then an apprentice",
+        arguments: StoreFactory.all)
+    func dispatchOrder(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        var booked: [String: QuoteID] = [:]
+        for expected in ["Steve Brimington", "Mike Fulton", "Ali Bellevue"] {
+            contract.clock.advance(seconds: 1)
+            let (quote, mechanic) = try await contract.book()
+            #expect(mechanic?.name == expected)
+            booked[expected] = quote
+        }
+        contract.clock.advance(seconds: 1)
+        try await contract.must(.complete(try #require(booked["Mike Fulton"])))
+        contract.clock.advance(seconds: 1)
+        try await contract.must(.complete(try #require(booked["Steve Brimington"])))
+        contract.clock.advance(seconds: 1)
+        #expect(try await contract.book().1?.name == "Mike Fulton", "free the longest goes first")
+        #expect(try await contract.book().1?.name == "Steve Brimington")
+        #expect(try await contract.book().1?.name == "Dick Duchess", "no junior free: the least skilled above")
+        #expect(
+            try await contract.book(["Brake Pad Replacement"]).1?.name == "Shane Inglewood",
+            "apprentice work never goes to a junior")
+        #expect(try await contract.book(["Timing Belt Replacement"]).1?.name == "Zane Marine")
+    }
+
+    @Test(
+        "the customer's mechanic is booked when free and able; when busy, the dispatch order decides",
+        arguments: StoreFactory.all)
+    func preferredMechanic(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        #expect(try await contract.book(mechanic: "Joe Murphy").1?.name == "Joe Murphy")
+        #expect(try await contract.book(mechanic: "Joe Murphy").1?.name == "Steve Brimington")
+        // Named at booking time, a busy mechanic is a refusal, not a fallback.
+        let ready = try await contract.must(
+            .submit(Contract.submission(), idempotencyKey: nil, book: false)
+        ).quote.id
+        let refused = try await contract.apply([.book(ready, mechanic: "Joe Murphy")])[0]
+        #expect(refused.failure?.code == .mechanicBusy)
+        let unable = try await contract.must(
+            .submit(Contract.submission(["Timing Belt Replacement"]), idempotencyKey: nil, book: false)
+        ).quote.id
+        #expect(try await contract.apply([.book(unable, mechanic: "Mike Fulton")])[0].failure?.code == .cannotPerform)
+    }
+
+    @Test(
+        "random bookings, completions and cancellations always claim the mechanic an independent model of the dispatch order picks",
+        arguments: StoreFactory.all)
+    func dispatchMatchesTheModel(_ factory: StoreFactory) async throws {
+        let services = ["Oil Change", "Brake Pad Replacement", "Timing Belt Replacement"]
+        let names = [nil, "Joe Murphy", "Steve Brimington", "Dick Duchess"]
+        // Each step: what to do (0-1 submit and book, 2 complete, 3 cancel), a service, a
+        // preferred mechanic, which booked quote, and how far the clock moves (0: a tie).
+        let step = zip(
+            Gen.int(in: 0...3), Gen.int(in: 0...2), Gen.int(in: 0...3), Gen.int(in: 0...100), Gen.int(in: 0...2)
+        ).map { [$0, $1, $2, $3, $4] }
+        await propertyCheck(count: 30, input: step.array(of: 10...60)) { steps in
+            do {
+                let contract = try await Contract(factory)
+                var model = DispatchModel(contract.catalog, since: Date(timeIntervalSince1970: 0))
+                var booked: [QuoteID] = []
+                for values in steps {
+                    contract.clock.advance(seconds: Double(values[4]))
+                    switch values[0] {
+                    case 0, 1:
+                        let service = services[values[1]]
+                        let preferred = names[values[2]]
+                        let submission = Contract.submission([service], mechanic: preferred)
+                        guard
+                            let request = try? CheckedSubmission(
+                                submission, in: contract.catalog, at: contract.clock.now
+                            ).request
+                        else {
+                            // A preferred mechanic unable to do the work: refused before the store.
+                            let refused = try await contract.apply([
+                                .submit(submission, idempotencyKey: nil, book: true)
+                            ])
+                            #expect(refused[0].failure?.code == .invalidSubmission)
+                            continue
+                        }
+                        let expected = model.pick(for: request)
+                        let outcome = try await contract.must(.submit(submission, idempotencyKey: nil, book: true))
+                        #expect(
+                            outcome.quote.mechanic?.id == expected?.id,
+                            "\(service), preferring \(preferred ?? "no one")")
+                        if let mechanic = outcome.quote.mechanic {
+                            model.claim(mechanic.id, by: outcome.quote.id)
+                            booked.append(outcome.quote.id)
+                        } else {
+                            #expect(outcome.bookingError?.code == .noMechanicAvailable)
+                        }
+                    default:
+                        guard !booked.isEmpty else { continue }
+                        let quote = booked.remove(at: values[3] % booked.count)
+                        try await contract.must(values[0] == 2 ? .complete(quote) : .cancel(quote, reason: nil))
+                        model.release(heldBy: quote, at: contract.clock.now)
+                    }
+                }
+                let held = try await contract.store.mechanics().filter { !$0.isFree }.map(\.mechanic.id)
+                #expect(Set(held) == model.busy)
+                #expect(try await contract.store.integrityViolations().isEmpty)
+            } catch {
+                Issue.record(error)
+            }
+        }
+    }
+
+    @Test("the same idempotency key returns the original quote and creates nothing", arguments: StoreFactory.all)
+    func idempotentSubmission(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        let first = try await contract.must(.submit(Contract.submission(), idempotencyKey: "k-1", book: true))
+        let last = try await contract.store.lastSequence()
+        let results = try await contract.apply([
+            .submit(Contract.submission(name: "Someone Else"), idempotencyKey: "k-1", book: true),
+            .submit(Contract.submission(["Oil Change", ""]), idempotencyKey: "k-1", book: false),
+        ])
+        for result in results {
+            let again = try result.get()
+            #expect(again.replayed)
+            #expect(again.quote == first.quote)
+            #expect(again.events.isEmpty)
+        }
+        #expect(try await contract.store.quote(idempotencyKey: "k-1") == first.quote)
+        #expect(try await contract.store.lastSequence() == last)
+        #expect(try await contract.store.counts().values.reduce(0, +) == 1)
+        #expect(try await contract.store.mechanics().filter { !$0.isFree }.count == 1)
+    }
+
+    @Test(
+        "refused commands leave no trace in their batch, and the accepted ones are numbered without a gap",
+        arguments: StoreFactory.all)
+    func refusalsLeaveNoTrace(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, catalog: try Self.catalog(juniors: 1))
+        let ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false)).quote
+        let held = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true)).quote
+        let before = try await contract.store.lastSequence()
+        let results = try await contract.apply([
+            .complete(ready.id),  // not booked
+            .submit(Contract.submission(), idempotencyKey: "new", book: true),  // recorded, nobody free
+            .book(ready.id, mechanic: nil),  // nobody free
+            .book(QuoteID(999), mechanic: nil),  // no such quote
+            .cancel(held.id, reason: "changed plans"),  // frees the junior
+            .book(ready.id, mechanic: "Junior 1"),  // and takes them
+            .resolve(ready.id, Resolution(price: Money(cents: 100))),  // not pending
+            .submit(Contract.submission(), idempotencyKey: nil, book: true),  // nobody free again
+        ])
+        #expect(
+            results.map { $0.failure?.code } == [
+                .illegalTransition, nil, .noMechanicAvailable, .unknownQuote, nil, nil, .illegalTransition, nil,
+            ])
+        #expect(try results[1].get().bookingError?.code == .noMechanicAvailable)
+        #expect(try results[1].get().quote.status == .ready)
+        let returned = results.flatMap { (try? $0.get().events) ?? [] }
+        #expect(returned.map(\.seq) == Array((before + 1)...(before + Int64(returned.count))))
+        #expect(try await contract.store.events(after: before, limit: 100) == returned)
+        #expect(try await contract.store.quote(ready.id)?.quote.mechanic?.name == "Junior 1")
+        #expect(try await contract.store.integrityViolations().isEmpty)
+    }
+
+    @Test("a transaction that fails applies nothing and hands back its numbers", arguments: StoreFactory.all)
+    func failedTransactionAppliesNothing(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true))
+        let last = try await contract.store.lastSequence()
+        let checked = try CheckedSubmission(Contract.submission(), in: contract.catalog, at: contract.clock.now)
+        let failure = await #expect(throws: StoreError.self) {
+            _ = try await contract.store.write { transaction throws(StoreError) in
+                _ = try await contract.rules.apply(
+                    [.submit(checked, idempotencyKey: "lost", book: true)], catalog: .standard, in: transaction)
+                throw StoreError(.database, "injected after the writes")
+            }
+        }
+        #expect(failure?.message == "injected after the writes")
+        #expect(try await contract.store.quote(idempotencyKey: "lost") == nil)
+        #expect(try await contract.store.lastSequence() == last)
+        #expect(try await contract.store.mechanics().filter { !$0.isFree }.count == 1)
+        let next = try await contract.must(.submit(Contract.submission(), idempotencyKey: "kept", book: false))
+        #expect(next.quote.id == QuoteID(2))
+        #expect(next.events.map(\.seq) == [last + 1, last + 2])
+    }
+
+    @Test(
+        "a savepoint rolled back undoes its rows, claims, events and ids; one released keeps them",
+        arguments: StoreFactory.all)
+    func savepoints(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        let checked = try CheckedSubmission(Contract.submission(), in: contract.catalog, at: contract.clock.now)
+        let rules = contract.rules
+        let (kept, undone) = try await contract.store.write { transaction throws(StoreError) in
+            try await transaction.savepoint()
+            let first = try await rules.apply(
+                [.submit(checked, idempotencyKey: "a", book: true)], catalog: .standard, in: transaction)
+            try await transaction.savepoint()
+            let second = try await rules.apply(
+                [.submit(checked, idempotencyKey: "b", book: true)], catalog: .standard, in: transaction)
+            try await transaction.rollbackToSavepoint()
+            try await transaction.releaseSavepoint()
+            return (try? first[0].get(), try? second[0].get())
+        }
+        let a = try #require(kept)
+        let b = try #require(undone)
+        #expect(b.quote.id == QuoteID(2), "the undone command had taken the next id")
+        #expect(try await contract.store.quote(idempotencyKey: "b") == nil)
+        #expect(try await contract.store.quote(idempotencyKey: "a") == a.quote)
+        #expect(try await contract.log() == a.events)
+        #expect(try await contract.store.mechanics().filter { !$0.isFree }.map(\.quote) == [a.quote.id])
+        let next = try await contract.must(.submit(Contract.submission(), idempotencyKey: "c", book: true))
+        #expect(next.quote.id == QuoteID(2), "an id undone is handed out again")
+        #expect(next.events.first?.seq == (a.events.last?.seq ?? 0) + 1, "the log stays gap-free")
+    }
+
+    @Test(
+        "racing writers on separate handles never book one mechanic twice, and the log stays gap-free",
+        arguments: StoreFactory.all)
+    func racingWriters(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, catalog: try Self.catalog(juniors: 3))
+        let writers = 6
+        let rounds = 40
+        let claimed = Mutex<[(QuoteID, MechanicID)]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<writers {
+                let store = try await contract.another()
+                group.addTask { @Sendable in
+                    for _ in 0..<rounds {
+                        let outcome = try await contract.apply(
+                            [.submit(Contract.submission(), idempotencyKey: nil, book: true)], on: store)[0].get()
+                        guard let mechanic = outcome.quote.mechanic else { continue }
+                        claimed.withLock { $0.append((outcome.quote.id, mechanic.id)) }
+                        _ = try await contract.apply([.complete(outcome.quote.id)], on: store)[0].get()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let log = try await contract.log()
+        #expect(log.map(\.seq) == Array(1...Int64(log.count)))
+        #expect(doubleBookings(in: log).isEmpty)
+        #expect(claimed.withLock { $0.count } > 0)
+        #expect(try await contract.store.integrityViolations().isEmpty)
+        #expect(try await contract.store.mechanics().allSatisfy(\.isFree))
+        #expect(try await contract.store.counts().values.reduce(0, +) == writers * rounds)
+    }
+
+    @Test(
+        "the log replays exactly what the commands returned, and each quote's history names its events",
+        arguments: StoreFactory.all)
+    func replay(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        var returned: [StoredEvent] = []
+        var quotes: [QuoteID] = []
+        for index in 0..<12 {
+            contract.clock.advance(seconds: 1)
+            let outcome = try await contract.must(
+                .submit(Contract.submission(), idempotencyKey: "r\(index)", book: index % 2 == 0))
+            returned += outcome.events
+            quotes.append(outcome.quote.id)
+            if index % 3 == 0 { returned += try await contract.must(.cancel(outcome.quote.id, reason: nil)).events }
+        }
+        let pending = try await contract.must(
+            .submit(Contract.submission(["Oil Change", "Wash the Dog"]), idempotencyKey: nil, book: false))
+        returned += pending.events
+        returned += try await contract.must(.resolve(pending.quote.id, Resolution(price: Money(cents: 4_200)))).events
+        var read: [StoredEvent] = []
+        while case let page = try await contract.store.events(after: read.last?.seq ?? 0, limit: 5), !page.isEmpty {
+            read += page
+        }
+        #expect(read == returned)
+        #expect(try await contract.store.lastSequence() == returned.last?.seq)
+        for id in quotes + [pending.quote.id] {
+            let record = try #require(try await contract.store.quote(id))
+            let announced = returned.filter { if case .quote(_, let quote) = $0.kind { quote.id == id } else { false } }
+            #expect(record.history.map(\.seq) == announced.map(\.seq))
+            #expect(
+                record.history.map(\.to)
+                    == announced.map { if case .quote(_, let q) = $0.kind { q.status } else { .submitted } })
+        }
+    }
+
+    @Test(
+        "a mechanic dropped from the catalog is never picked nor claimed, keeps a claim in hand, and works again once back",
+        arguments: StoreFactory.all)
+    func catalogSync(_ factory: StoreFactory) async throws {
+        let two = try Self.catalog(juniors: 2)
+        let contract = try await Contract(factory, catalog: two)
+        let (held, mechanic) = try await contract.book()
+        #expect(mechanic?.name == "Junior 1")
+        let one = try Catalog(services: two.services, mechanics: [two.mechanics[0]])
+        try await contract.store.syncCatalog(one)
+        #expect(try await contract.store.mechanics().map(\.mechanic.name) == ["Junior 1"])
+        let waiting = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true))
+        #expect(waiting.quote.status == .ready, "Junior 2 is gone and Junior 1 busy")
+        // Named by a catalog snapshot taken before the reload, the store still refuses the claim.
+        #expect(
+            try await contract.apply([.book(waiting.quote.id, mechanic: "Junior 2")])[0].failure?.code
+                == .mechanicBusy)
+        contract.clock.advance(seconds: 1)
+        try await contract.must(.complete(held))
+        try await contract.store.syncCatalog(two)
+        // Back, Junior 2 has been free the longest (never booked); Junior 1 since a second ago.
+        #expect(try await contract.must(.book(waiting.quote.id, mechanic: nil)).quote.mechanic?.name == "Junior 2")
+        #expect(try await contract.book().1?.name == "Junior 1")
+    }
+
+    /// The standard services with `juniors` junior mechanics, named "Junior 1"...
+    static func catalog(juniors: Int) throws -> Catalog {
+        try Catalog(
+            services: Catalog.standard.services,
+            mechanics: (1...juniors).map { Mechanic(id: MechanicID(Int64($0)), name: "Junior \($0)", skill: .junior) })
+    }
+}
+
+/// An in-memory statement of the dispatch order, independent of any store: who is free since
+/// when, and whom a booking should get.
+struct DispatchModel {
+    private let mechanics: [Mechanic]
+    private var freeSince: [MechanicID: Date]
+    private var holder: [QuoteID: MechanicID] = [:]
+
+    init(_ catalog: Catalog, since: Date) {
+        mechanics = catalog.mechanics
+        freeSince = Dictionary(uniqueKeysWithValues: catalog.mechanics.map { ($0.id, since) })
+    }
+
+    var busy: Set<MechanicID> { Set(holder.values) }
+
+    /// The customer's mechanic if free and able, else the first free able one in `DispatchOrder`.
+    func pick(for request: QuoteRequest) -> Mechanic? {
+        let required = request.requiredSkill
+        if let preferred = request.preferredMechanic, preferred.skill >= required, freeSince[preferred.id] != nil {
+            return preferred
+        }
+        return mechanics.filter { $0.skill >= required && freeSince[$0.id] != nil }.min { lhs, rhs in
+            DispatchOrder.precedes(
+                (lhs.skill, freeSince[lhs.id]!, lhs.id), (rhs.skill, freeSince[rhs.id]!, rhs.id))
+        }
+    }
+
+    mutating func claim(_ mechanic: MechanicID, by quote: QuoteID) {
+        freeSince[mechanic] = nil
+        holder[quote] = mechanic
+    }
+
+    mutating func release(heldBy quote: QuoteID, at date: Date) {
+        guard let mechanic = holder.removeValue(forKey: quote) else { return }
+        freeSince[mechanic] = date
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import QuoteStoreSQLite
+import Synchronization
+import Testing
+
+/// One kind of store under the contract: how to make a fresh, empty database for a test, and
+/// handles on it. Every store implementation joins ``all``; each contract test runs once per
+/// entry.
+struct StoreFactory: Sendable, CustomTestStringConvertible {
+    let name: String
+    let make: @Sendable () throws -> any StoreDatabase
+
+    var testDescription: String { name }
+
+    /// Every store that must keep the contract.
+    static let all: [StoreFactory] = [.sqlite]
+
+    /// The embedded SQLite store, on a file in a fresh directory.
+    static let sqlite = StoreFactory(name: "SQLite") { try SQLiteDatabase() }
+}
+
+/// A fresh database for one test, removed when the value goes away.
+protocol StoreDatabase: Sendable {
+    /// A new handle on the database (a connection of its own, as another process would have),
+    /// its catalog synced to `catalog`, dating its changes by `clock`.
+    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore
+}
+
+final class SQLiteDatabase: StoreDatabase {
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore {
+        try SQLiteQuoteStore(
+            path: directory + "/quoted.sqlite", catalog: catalog, logger: Logger(label: "test.contract"),
+            clock: { clock.now })
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// A clock the test moves by hand, in whole milliseconds (what every store keeps).
+final class TestClock: Sendable {
+    private let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+
+    var now: Date { date.withLock { $0 } }
+
+    func advance(seconds: Double) {
+        date.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// A store under test with its catalog and clock, applying commands through the rules as the
+/// daemon does.
+struct Contract {
+    let database: any StoreDatabase
+    let store: any QuoteStore
+    let catalog: Catalog
+    let clock: TestClock
+    let rules = Rulebook()
+
+    init(_ factory: StoreFactory, catalog: Catalog = .standard) async throws {
+        database = try factory.make()
+        clock = TestClock()
+        store = try await database.open(catalog: catalog, clock: clock)
+        self.catalog = catalog
+    }
+
+    /// Another handle on the same database.
+    func another() async throws -> any QuoteStore {
+        try await database.open(catalog: catalog, clock: clock)
+    }
+
+    func apply(_ commands: [QuoteCommand], on store: (any QuoteStore)? = nil) async throws(StoreError)
+        -> [Result<CommandOutcome, QuoteError>]
+    {
+        try await rules.apply(commands, catalog: catalog, to: store ?? self.store, at: clock.now)
+    }
+
+    /// Applies one command that must succeed.
+    @discardableResult
+    func must(_ command: QuoteCommand) async throws -> CommandOutcome {
+        try await apply([command])[0].get()
+    }
+
+    /// A valid submission for `services`, naming `mechanic` as the customer's preference.
+    static func submission(_ services: [String] = ["Oil Change"], mechanic: String? = nil, name: String = "Reza")
+        -> Submission
+    {
+        Submission(
+            customer: .init(name: name, email: "reza@example.com", address: "1 Main St"),
+            car: .init(make: "Honda", model: "Civic", year: 2015, trim: "EX"), services: services, mechanic: mechanic)
+    }
+
+    /// Submits and books, returning the mechanic the store chose.
+    func book(_ services: [String] = ["Oil Change"], mechanic: String? = nil) async throws -> (QuoteID, Mechanic?) {
+        let outcome = try await must(
+            .submit(Self.submission(services, mechanic: mechanic), idempotencyKey: nil, book: true))
+        return (outcome.quote.id, outcome.quote.mechanic)
+    }
+
+    /// Every event in the log.
+    func log() async throws -> [StoredEvent] {
+        try await store.events(after: 0, limit: 1_000_000)
+    }
+}
+
+/// Replays `events` and reports every moment a mechanic was claimed while held, or released
+/// by a quote that did not hold them.
+func doubleBookings(in events: [StoredEvent]) -> [String] {
+    var holder: [MechanicID: QuoteID] = [:]
+    var problems: [String] = []
+    for event in events {
+        switch event.kind {
+        case .mechanicBusy(let mechanic, let quote):
+            if let current = holder[mechanic.id] {
+                problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while held by \(current)")
+            }
+            holder[mechanic.id] = quote
+        case .mechanicFree(let mechanic, let quote):
+            if holder[mechanic.id] != quote {
+                problems.append("seq \(event.seq): \(mechanic.name) freed by \(quote), not its holder")
+            }
+            holder[mechanic.id] = nil
+        case .quote: break
+        }
+    }
+    return problems
+}
+
+extension Result {
+    /// The error, when this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
