@@ -17,7 +17,7 @@ import Foundation
 /// - `retention.minimumAgeHours` / `QUOTED_RETENTION_MINIMUM_AGE_HOURS` / `--retention-hours`: events younger are kept; default 168.
 /// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
 ///   are kept; default 100,000.
-/// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024 (docs/benchmarks.md).
+/// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
 public struct DaemonConfiguration: Sendable, Hashable {

@@ -139,7 +139,7 @@ public struct Engine {
         let batch = executed.batch
         let currency = batch.currency
         // Filled by position; written through indices rather than by copying the batch's
-        // arrays and their elements (callgrind, `quoted-bench engine`).
+        // arrays and their elements.
         var replies = [[[UInt8]]?](repeating: nil, count: batch.replies.count)
         for index in batch.replies.indices where batch.replies[index] != nil {
             replies[index] = batch.replies[index]

@@ -30,8 +30,7 @@ public struct StoredEvent: Sendable, Hashable {
 
     /// The topic it is published under: `quote.<state>`, `mechanic.busy` or `mechanic.free`.
     ///
-    /// Literals, not `"quote.\(state)"`: asked twice for every event published, building the
-    /// string cost ~470 instructions each time (callgrind, `quoted-bench engine`).
+    /// Literals, not `"quote.\(state)"`: it is asked twice for every event published.
     public var type: String {
         switch kind {
         case .quote(_, let quote):

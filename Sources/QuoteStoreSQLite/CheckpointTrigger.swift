@@ -10,10 +10,9 @@ import Synchronization
 /// connections (`sqlite3_wal_hook`; only the writer commits, so only its hook ever fires); the
 /// hook only compares two integers and, at most once per checkpoint, signals a semaphore. So
 /// checkpoints follow the write rate (small and frequent
-/// under load, none at all while idle) instead of a timer: at 20,000 submissions/s offered, a
-/// checkpoint every 200 ms copied megabytes at once, and its fsync of the database file held up
-/// the commits' own fsyncs behind it (p99 submit -> ack ~20 ms against ~2.5 ms with small ones;
-/// docs/benchmarks.md).
+/// under load, none at all while idle) instead of a timer, whose large checkpoints copy
+/// megabytes at once and whose fsync of the database file holds up the commits' own fsyncs
+/// behind it.
 public final class CheckpointTrigger: Sendable {
     /// Log growth, in pages, that wakes the checkpointer.
     public let pages: Int

@@ -17,10 +17,8 @@ struct HistoryStep: Hashable {
 /// one fixed-size entry per step, oldest first. A transition appends its entry to the bytes it
 /// read with the quote, without decoding them.
 ///
-/// Before schema v2 each step was a row of `quote_history`: a B-tree insert keyed by quote,
-/// which for a transition meant one more page written at a random place in that table; the
-/// quote row is rewritten at every transition anyway (docs/benchmarks.md, "History in the
-/// quote row").
+/// The row, not a table of steps: the quote row is rewritten at every transition anyway,
+/// whereas a step row would be one more page written at a random place in another B-tree.
 ///
 /// Entry (18 bytes): the from-state's code (0: none), the to-state's code, then the event's
 /// sequence number and the time in milliseconds since 1970, each a little-endian `Int64`.
@@ -31,16 +29,14 @@ enum HistoryCodec {
 
     /// `history` with `steps` appended (an empty `history` gets its version byte first).
     static func appending(_ steps: [HistoryStep], to history: Data) -> Data {
-        // Written in place into one allocation: appending to `Data` byte by byte cost ~9k
-        // instructions for a submission's two steps (callgrind, `quoted-bench store`).
+        // Written in place into one allocation, not appended to `Data` byte by byte.
         let start = history.isEmpty ? 1 : history.count
         var bytes = Data(count: start + steps.count * entrySize)
         bytes.withUnsafeMutableBytes { buffer in
             if history.isEmpty {
                 buffer[0] = version
             } else {
-                // One memcpy: `DataProtocol.copyBytes(to:count:)` walks its generic regions,
-                // ~5,000 instructions a transition (callgrind, `quoted-bench engine --cycles`).
+                // One memcpy: `DataProtocol.copyBytes(to:count:)` walks its generic regions.
                 history.withUnsafeBytes { buffer.copyMemory(from: $0) }
             }
             var offset = start

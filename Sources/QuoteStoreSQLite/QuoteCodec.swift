@@ -49,8 +49,8 @@ enum QuoteCodec {
 // MARK: Writing
 
 /// Writes into a buffer of its own, through a pointer: appending to an `Array` checks its
-/// uniqueness and room each time, about half of encoding a quote (callgrind, `quoted-bench
-/// engine`). Noncopyable, so the buffer has one owner and is freed once.
+/// uniqueness and room each time, which would be half the work of encoding a quote.
+/// Noncopyable, so the buffer has one owner and is freed once.
 private struct Writer: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0

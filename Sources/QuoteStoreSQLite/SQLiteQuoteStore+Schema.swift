@@ -79,8 +79,7 @@ extension SQLiteQuoteStore {
         }
         // Every insert into an AUTOINCREMENT table reads and rewrites its row in
         // `sqlite_sequence`, and an inline UNIQUE indexes the NULL key of every keyless
-        // submission: together 10% of a submission's store instructions (callgrind,
-        // `quoted-bench store`). Quote ids are assigned by the batch from the highest id, and
+        // submission. Quote ids are assigned by the transaction from the highest id, and
         // quotes are never deleted, so ids still never repeat.
         migrator.registerMigration("v3: quote ids without AUTOINCREMENT, idempotency keys in a partial index") { db in
             try db.execute(
@@ -111,9 +110,8 @@ extension SQLiteQuoteStore {
                         WHERE idempotency_key IS NOT NULL;
                     """)
         }
-        // Every event insert also read and rewrote `events`' row in `sqlite_sequence`: ~5,200
-        // of a submission's store instructions (callgrind, `quoted-bench engine`). Sequence
-        // numbers are now assigned by the batch: one more than the highest ever handed out,
+        // Every event insert also read and rewrote `events`' row in `sqlite_sequence`. Sequence
+        // numbers are assigned by the transaction: one more than the highest ever handed out,
         // which is the log's highest, or the floor pruning records should it empty the log
         // (``SQLiteQuoteStore/lastSequence(_:)``). So they still never repeat.
         migrator.registerMigration("v4: event sequence numbers without AUTOINCREMENT") { db in

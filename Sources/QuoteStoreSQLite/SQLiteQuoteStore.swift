@@ -114,8 +114,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 arguments: [coupon.code, percent, amount, coupon.expiresAt.map(Self.milliseconds)])
         }
         try db.execute(sql: "UPDATE mechanics SET active = 0")
-        // One prepared statement for the whole roster: preparing it per mechanic made
-        // start-up with 100,000 mechanics take 10 s (see docs/benchmarks.md).
+        // One prepared statement for the whole roster, not one per mechanic: a roster may
+        // hold 100,000.
         let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO mechanics (id, name, skill, active, quote_id, free_since) VALUES (?, ?, ?, 1, NULL, 0)

@@ -5,8 +5,8 @@ import GRDBSQLite
 /// Values bound straight to a prepared statement's SQLite handle, in parameter order.
 ///
 /// GRDB's `execute(arguments:)` boxes each value in an existential array and binds it through
-/// nested closures; on the submission path that was a fifth of the store's instructions
-/// (callgrind, `quoted-bench store`). Strings and blobs are copied by SQLite
+/// nested closures, which on the submission path costs more than the SQL. Strings and blobs
+/// are copied by SQLite
 /// (`SQLITE_TRANSIENT`), so nothing has to outlive the call.
 struct Bindings {
     private let handle: OpaquePointer
@@ -83,8 +83,8 @@ extension Statement {
     ///
     /// The hot statements of a write batch are stepped here, on SQLite's handle, rather than
     /// through GRDB's `execute()`: GRDB's per-execution bookkeeping (its scheduling check,
-    /// argument validation, reset and observation hooks) cost more instructions than binding
-    /// the values did (callgrind, `quoted-bench store`). They only ever run inside a
+    /// argument validation, reset and observation hooks) costs more than binding the values.
+    /// They only ever run inside a
     /// transaction GRDB opened and commits, and GRDB registers no observers on this store,
     /// so nothing it tracks is skipped; the change counters it exposes are SQLite's own.
     func execute(binding body: (inout Bindings) -> Void) throws {

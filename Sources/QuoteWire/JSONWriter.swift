@@ -7,8 +7,8 @@ import QuoteCore
 ///
 /// The bytes go into a buffer of its own (``Output``), not an `Array`: every `append` to an
 /// array checks that its storage is unique and has room, and `append(contentsOf:)` goes
-/// through a generic path; those were 40% of a reply's 31,000 instructions (callgrind,
-/// `quoted-bench codec`). The writer and its buffer are noncopyable structs, not a class,
+/// through a generic path, and on this path those checks cost more than the bytes. The
+/// writer and its buffer are noncopyable structs, not a class,
 /// so that no access pays for a runtime exclusivity check. Which containers need a comma
 /// before their next value is a bit per nesting level, not an array of flags.
 struct JSONWriter: ~Copyable {
@@ -67,7 +67,7 @@ struct JSONWriter: ~Copyable {
     /// Writes `"name":` inside an object.
     mutating func key(_ name: StaticString) {
         // Keys are the writer's most frequent call: one room check and one pass, not four
-        // appends (callgrind, `quoted-bench engine`).
+        // appends.
         let bit: UInt64 = 1 << UInt64(depth)
         output.appendKey(name, comma: commas & bit != 0)
         // Its value takes no comma; the value sets the bit again for the next key.
@@ -116,8 +116,7 @@ struct JSONWriter: ~Copyable {
 
     /// Whether `bytes` hold a quote, a backslash or a control character, tested a word at a
     /// time (the "has zero byte" and "has byte less than" tests): text is scanned in every
-    /// string of every quote, and a byte at a time that scan was ~6,000 instructions a
-    /// submission (callgrind, `quoted-bench engine`).
+    /// string of every quote, so it reads words, not bytes.
     static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return false }
         let raw = UnsafeRawPointer(base)
@@ -258,8 +257,8 @@ struct JSONWriter: ~Copyable {
 }
 
 /// The last date a codec's writers wrote, as its JSON: every quote and event of a batch
-/// carries the batch's time, and writing a date out took ~600 instructions (callgrind,
-/// `quoted-bench engine`). Not thread-safe: one per ``WireCodec``, one codec per thread.
+/// carries the batch's time, so a date is formatted once per batch rather than once per
+/// quote. Not thread-safe: one per ``WireCodec``, one codec per thread.
 final class DateCache {
     /// The milliseconds, then the text's length and bytes (a date's JSON is 26 bytes, or a
     /// few more for years beyond four digits, which are not cached). Raw memory rather than
@@ -331,7 +330,7 @@ private struct Output: ~Copyable {
 
     /// Copies `length` bytes. Up to 16 (keys, numbers, short names), in two overlapping
     /// unaligned words: a call to memcpy, or a loop a byte at a time, costs more than the
-    /// bytes (callgrind, `quoted-bench engine`).
+    /// bytes.
     @inline(__always) private static func copy(
         _ source: UnsafeRawPointer, to target: UnsafeMutablePointer<UInt8>, count length: Int
     ) {

@@ -3,9 +3,8 @@ import QuoteCore
 /// Reads a request frame straight into a ``WireRequest``: one pass over the bytes, strict
 /// JSON (RFC 8259), no intermediate tree and no `Decoder` machinery.
 ///
-/// Foundation's `JSONDecoder` spent ~25 µs on a submission frame, a fifth of the daemon's
-/// CPU per submission; this reader does the same work in a few microseconds
-/// (`quoted-bench codec`, docs/benchmarks.md). It answers as the `Codable` path did: bytes
+/// Foundation's `JSONDecoder` costs several times more per frame, on the daemon's busiest
+/// thread (`quoted-bench codec` compares the two). It answers as the `Codable` path does: bytes
 /// that are not JSON are `invalid_json` (checked over the whole frame first, unknown keys
 /// included); then the first field of the wrong type is `invalid_request` naming its path;
 /// `null` stands for an absent optional field; unknown keys are ignored; of a key given twice
@@ -384,8 +383,8 @@ struct RequestParser {
         }
     }
 
-    /// A key literal, cursor on its opening quote. Building and comparing a `String` for each
-    /// key was a fifth of reading a submission (callgrind, `quoted-bench engine`).
+    /// A key literal, cursor on its opening quote, matched against its bytes in the frame:
+    /// no `String` is built for a key.
     private mutating func keyLiteral() throws(Failure) -> Key {
         let start = index + 1
         var end = start
@@ -462,7 +461,7 @@ struct RequestParser {
 
     /// The text of UTF-8 `bytes`, refused if they are not valid UTF-8. `String(decoding:)`
     /// is the fast constructor but repairs bad bytes, so anything not plain ASCII is compared
-    /// back (`String(validating:)` cost ~1,000 instructions a string).
+    /// back (`String(validating:)` is slower on every string).
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>, ascii: Bool) throws(Failure) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         guard ascii || text.utf8.elementsEqual(bytes) else { throw .syntax }

@@ -4,6 +4,7 @@ import QuoteCore
 import QuoteDaemon
 import QuoteStore
 import QuoteStoreSQLite
+import SystemPackage
 import Testing
 
 @Suite("Daemon configuration and catalog files")
@@ -60,6 +61,21 @@ struct DaemonConfigurationTests {
         }
         #expect(error?.key == old)
         #expect(error?.reason == "moved to \(new)")
+    }
+
+    @Test("deploy/quoted.yaml reads without error, its store settings under store.sqlite")
+    func deployedFile() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let reader = ConfigReader(
+            provider: try await FileProvider<YAMLSnapshot>(
+                filePath: FilePath(root.appendingPathComponent("deploy/quoted.yaml").path)))
+        let configuration = try DaemonConfiguration(reader: reader)
+        #expect(configuration.stateDirectory == "/var/lib/quoted")
+        let store = try SQLiteQuoteStore.Configuration(reader: reader.scoped(to: "store.sqlite"))
+        #expect(store.synchronousFull)
+        #expect(store.backgroundCheckpointPages == 128)
+        #expect(store.busyTimeout == .seconds(5))
     }
 
     @Test(

@@ -135,8 +135,8 @@ extension String {
     /// occurs inside a multi-byte sequence. Text with nothing to trim is returned as is, without
     /// copying (validation trims every field of every submission).
     func trimmingPrefixAndSuffixSpaces() -> String {
-        // Through the contiguous bytes: `UTF8View`'s generic index walk cost ~5,000
-        // instructions a submission (callgrind, `quoted-bench engine`).
+        // Through the contiguous bytes, not `UTF8View`'s generic index walk: every field of
+        // every submission passes here.
         var text = self
         let trimmed: String? = text.withUTF8 { bytes in
             func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

@@ -27,9 +27,8 @@ public struct QuoteID: Hashable, Sendable, Codable, Comparable, CustomStringConv
 /// naming both states; the receiver is never changed, so a refused step changes nothing.
 ///
 /// Its fields live in one immutable box, so copying a quote (into an event, an outcome, a
-/// reply) retains one reference instead of each of its dozen strings and arrays: those
-/// copies and their releases were ~10% of a submission's instructions (callgrind,
-/// `quoted-bench engine`). A transition builds a new box; nothing ever writes to one.
+/// reply) retains one reference instead of each of its dozen strings and arrays. A
+/// transition builds a new box; nothing ever writes to one.
 public struct Quote: Hashable, Sendable, Codable, Identifiable {
     @usableFromInline final class Fields: Sendable {
         @usableFromInline let id: QuoteID
