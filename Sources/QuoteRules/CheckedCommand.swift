@@ -19,16 +19,24 @@ public enum CheckedCommand: Sendable, Hashable {
 }
 
 /// A submission turned into a valid request and the stage it is priced to.
+///
+/// Held as a priced `Quote` without an id yet: one reference, so that a batch's commands are
+/// copied and moved between stages without copying each request's strings and arrays.
 public struct CheckedSubmission: Sendable, Hashable {
+    /// The quote as it will be stored, but for its id and times, which the store assigns.
+    private let template: Quote
+
     /// The validated request.
-    public let request: QuoteRequest
+    public var request: QuoteRequest { template.request }
     /// `ready` with its price, or `pending` with what support must resolve.
-    public let stage: QuoteStage
+    public var stage: QuoteStage { template.stage }
 
     /// Validates `submission` against `catalog` at `now` and prices it in the catalog's
     /// currency; throws with every problem at once.
     public init(_ submission: Submission, in catalog: Catalog, at now: Date) throws(QuoteError) {
-        request = try QuoteBuilder(submission).build(in: catalog, at: now)
-        stage = .priced(request, currency: catalog.currency)
+        let request = try QuoteBuilder(submission).build(in: catalog, at: now)
+        template = Quote(
+            id: QuoteID(0), request: request, stage: .priced(request, currency: catalog.currency), submittedAt: now,
+            updatedAt: now)
     }
 }

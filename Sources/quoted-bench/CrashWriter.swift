@@ -8,7 +8,7 @@ import QuoteStoreSQLite
 /// Writes to a store under load and prints `ack <quote id>` for every command whose
 /// transaction has committed, until killed. The crash test kills it with SIGKILL at random
 /// points and checks that every acknowledged write survived.
-struct CrashWriter: AsyncParsableCommand {
+struct CrashWriter: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer", abstract: "Write under load until killed (for the crash test).",
         shouldDisplay: false)
@@ -18,7 +18,11 @@ struct CrashWriter: AsyncParsableCommand {
     @Option(help: "Mechanics in the catalog.") var mechanics = 10
     @Option(help: "A prefix for idempotency keys, unique per run.") var prefix = "crash"
 
-    func run() async throws {
+    func run() throws {
+        try runBlocking { [self] in try await writeUntilKilled() }
+    }
+
+    private func writeUntilKilled() async throws {
         let catalog = try Catalog(
             services: Catalog.standard.services,
             mechanics: (1...mechanics).map {

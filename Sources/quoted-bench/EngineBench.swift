@@ -11,7 +11,7 @@ import ZeroMQ
 /// transaction, encode, on one thread, for the same submit frames `quoted-bench load` sends.
 /// Under `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
 /// end-to-end figures cannot separate from the machine's noise.
-struct EngineBench: AsyncParsableCommand {
+struct EngineBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
         abstract: "The daemon's work per submission without sockets: decode, commit, encode.")
@@ -25,7 +25,11 @@ struct EngineBench: AsyncParsableCommand {
     var cycles: Int?
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
-    func run() async throws {
+    func run() throws {
+        try runBlocking { [self] in try await measure() }
+    }
+
+    private func measure() async throws {
         let state = (directory as NSString).appendingPathComponent("quoted-bench-engine-\(getpid())")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: state) }

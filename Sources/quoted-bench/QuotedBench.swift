@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `quoted-bench`: measures quoted and its parts on this machine, end to end.
 @main
-struct QuotedBench: AsyncParsableCommand {
+struct QuotedBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quoted-bench",
         abstract: "Benchmarks for quoted and its building blocks.",

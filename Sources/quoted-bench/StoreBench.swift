@@ -7,7 +7,7 @@ import QuoteStore
 import QuoteStoreSQLite
 
 /// Durable submissions per second by batch size, and the cost of a pick by roster size.
-struct StoreBench: AsyncParsableCommand {
+struct StoreBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "The SQLite store under the rules: durable inserts by batch size, pick cost by roster size.")
@@ -18,7 +18,11 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "Bookings per roster size.") var picks = 5_000
     @Option(help: "Where to put the scratch databases.") var directory = NSTemporaryDirectory()
 
-    func run() async throws {
+    func run() throws {
+        try runBlocking { [self] in try await measure() }
+    }
+
+    private func measure() async throws {
         let logger = Logger(label: "bench")
         let rules = Rulebook()
         print("# durable submissions (synchronous=FULL, auto-priced, one transaction per batch)")
