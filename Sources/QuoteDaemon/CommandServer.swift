@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import QuoteRules
 public import QuoteStore
 public import ServiceLifecycle
 import Synchronization
@@ -27,6 +28,8 @@ public final class CommandServer: Service {
     private let notifier: SystemdNotifier
     private let stopping = Atomic<Bool>(false)
     private let bound = Mutex<Endpoints?>(nil)
+    /// The store loop, while running: where the daemon's own requests go.
+    private let worker = Mutex<StoreWorker?>(nil)
     private let onReady: @Sendable (Endpoints) -> Void
 
     /// Creates the server; nothing is bound until ``run()``.
@@ -49,11 +52,17 @@ public final class CommandServer: Service {
         let lastSeq = (try? await store.lastSequence()) ?? 0
         let worker = try StoreWorker(
             stage: StoreStage(store: store, logger: logger), catalog: catalog, maxBatch: configuration.maxBatch)
-        let storeThread = StoreThread(name: "quoted-store")
-        defer { storeThread.stop() }
+        // Whatever the roster became while quoted was down, free mechanics take from the line.
+        worker.enqueue(.serveWaitList)
+        self.worker.withLock { $0 = worker }
+        defer { self.worker.withLock { $0 = nil } }
+        // The store loop runs where the store's transactions do, or on a thread of its own.
+        let ownThread = store.executor == nil ? StoreThread(name: "quoted-store") : nil
+        defer { ownThread?.stop() }
+        let storeExecutor = store.executor ?? ownThread
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
-                group.addTask(executorPreference: storeThread) { await worker.run() }
+                group.addTask(executorPreference: storeExecutor) { await worker.run() }
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let thread = Thread { [self] in
                         // However the loop ends, the store loop ends after the last batch.
@@ -72,6 +81,12 @@ public final class CommandServer: Service {
         } onGracefulShutdown: { [self] in
             stopping.store(true, ordering: .relaxed)
         }
+    }
+
+    /// Gives every free mechanic the oldest waiting quote they can serve, in the next batch:
+    /// after the roster changed (a mechanic added or back). Does nothing while not running.
+    public func serveWaitList() {
+        worker.withLock { $0 }?.enqueue(.serveWaitList)
     }
 
     /// Asks the loop to stop after its current batch (also what graceful shutdown does).

@@ -154,7 +154,9 @@ public struct Engine {
                 if let quote, case .success(let outcome) = results[position], !outcome.events.isEmpty {
                     writes.append((outcome, quote))
                 }
-                replies[index] = batch.writes[position].pending.envelope + [body]
+                // A request of the daemon's own (no envelope) is answered to no one.
+                let envelope = batch.writes[position].pending.envelope
+                if !envelope.isEmpty { replies[index] = envelope + [body] }
             }
         } else {
             let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
@@ -183,6 +185,7 @@ public struct Engine {
             var success = WireReply.success(id)
             if outcome.replayed { success.replayed = true }
             success.bookingError = outcome.bookingError.map(WireError.init)
+            success.waitPosition = outcome.waitPosition
             let quote = codec.encodeQuote(outcome.quote, currency: currency)
             return (codec.encode(success, quote: quote), quote)
         case .failure(let error):
@@ -210,9 +213,12 @@ public struct Engine {
             }
         case .services(let services):
             reply.services = services.map(WireReply.service)
-        case .stats(let counts, let lastSeq):
+        case .stats(let counts, let lastSeq, let oldestWaiting):
             reply.counts = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
             reply.lastSeq = lastSeq
+            reply.oldestWaitMilliseconds = oldestWaiting.map { max(0, Int64(Date().timeIntervalSince($0) * 1_000)) }
+        case .waiting(let quotes):
+            reply.quotes = quotes.map { WireQuote($0, currency: currency) }
         case .events(let events, let lastSeq):
             reply.events = events.map { Self.wireEvent($0, currency: currency) }
             reply.lastSeq = lastSeq
@@ -338,7 +344,7 @@ public struct Engine {
                 case .success(let checked):
                     return .success(Pending(envelope: envelope, id: request.id, work: .write(checked)))
                 case .failure(let refusal):
-                    if case .submit(_, let key?, _) = command {
+                    if case .submit(_, let key?, _, _) = command {
                         return .success(
                             Pending(
                                 envelope: envelope, id: request.id, work: .replay(idempotencyKey: key, refusal: refusal)

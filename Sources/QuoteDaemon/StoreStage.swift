@@ -19,7 +19,9 @@ struct StoreStage: Sendable {
         case quotes([Quote], limit: Int)
         case mechanics([MechanicState])
         case services([Service])
-        case stats(counts: [QuoteStatus: Int], lastSeq: Int64)
+        case stats(counts: [QuoteStatus: Int], lastSeq: Int64, oldestWaiting: Date?)
+        /// The wait-list in line order.
+        case waiting([Quote])
         case events([StoredEvent], lastSeq: Int64)
         case pong(lastSeq: Int64)
         /// A retried submission's answer, as a write's would be.
@@ -77,7 +79,11 @@ struct StoreStage: Sendable {
             case .services:
                 return .services(catalog.services)
             case .stats:
-                return .stats(counts: try await store.counts(), lastSeq: try await store.lastSequence())
+                return .stats(
+                    counts: try await store.counts(), lastSeq: try await store.lastSequence(),
+                    oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince)
+            case .waiting(let limit):
+                return .waiting(try await store.waitingQuotes(limit: limit))
             case .events(let since, let limit):
                 return .events(
                     try await store.events(after: since, limit: limit), lastSeq: try await store.lastSequence())

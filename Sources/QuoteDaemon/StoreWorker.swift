@@ -1,4 +1,5 @@
 import Foundation
+import QuoteRules
 import Synchronization
 import ZeroMQ
 
@@ -113,6 +114,21 @@ final class StoreWorker: Sendable {
         }
         waiter?.resume()
         return room
+    }
+
+    /// Adds `command` to the batch being received, from any thread, answered to no one: its
+    /// events are published like any others (the daemon's own work, such as serving the
+    /// wait-list after a reload).
+    func enqueue(_ command: CheckedCommand) {
+        let waiter = state.withLock { state in
+            let index = state.next.replies.count
+            state.next.replies.append(nil)
+            state.next.writes.append((index, Engine.Pending(envelope: [], id: nil, work: .write(command))))
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
     }
 
     /// Whether the batch being received has room for more requests.

@@ -6,16 +6,21 @@ public import QuoteCore
 /// reach a store transaction, so that an invalid request is answered at once and never waits
 /// for a commit.
 public enum CheckedCommand: Sendable, Hashable {
-    /// Record a validated, priced submission; with `book`, claim a mechanic at once.
-    case submit(CheckedSubmission, idempotencyKey: String?, book: Bool)
+    /// Record a validated, priced submission; with `book`, claim a mechanic at once, and with
+    /// `wait` too, wait in line when no one is free.
+    case submit(CheckedSubmission, idempotencyKey: String?, book: Bool, wait: Bool = false)
     /// Fill a pending quote's missing information and/or set its price.
     case resolve(QuoteID, Resolution)
-    /// Book a ready quote with `mechanic`, or by the dispatch order when `nil`.
-    case book(QuoteID, mechanic: Mechanic?)
+    /// Book a ready quote with `mechanic`, or by the dispatch order when `nil`; with `wait`,
+    /// wait in line (for `mechanic` alone, if named) when no one able is free.
+    case book(QuoteID, mechanic: Mechanic?, wait: Bool = false)
     /// Complete a booked quote, issue its receipt and free its mechanic.
     case complete(QuoteID)
     /// Cancel a quote that is not completed, freeing its mechanic if it had one.
     case cancel(QuoteID, reason: String?)
+    /// Give every free mechanic the oldest waiting quote they can do (after the roster
+    /// changed: a mechanic added or back takes from the wait-list).
+    case serveWaitList
 }
 
 /// A submission turned into a valid request and the stage it is priced to.

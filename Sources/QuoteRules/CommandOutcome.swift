@@ -12,12 +12,18 @@ public struct CommandOutcome: Sendable, Hashable {
     /// Why `book: true` on a submission could not book, when it could not; the quote itself
     /// was still recorded.
     public var bookingError: QuoteError?
+    /// When the command left the quote waiting: its place in line, 1 for the next served.
+    public var waitPosition: Int?
 
     /// Creates an outcome.
-    public init(quote: Quote, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil) {
+    public init(
+        quote: Quote, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil,
+        waitPosition: Int? = nil
+    ) {
         self.quote = quote
         self.events = events
         self.replayed = replayed
         self.bookingError = bookingError
+        self.waitPosition = waitPosition
     }
 }

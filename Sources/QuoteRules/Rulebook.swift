@@ -26,21 +26,23 @@ public struct Rulebook: Sendable {
     public func check(_ command: QuoteCommand, in catalog: Catalog, at now: Date) -> Result<CheckedCommand, QuoteError>
     {
         switch command {
-        case .submit(let submission, let key, let book):
+        case .submit(let submission, let key, let book, let wait):
             do {
                 return .success(
-                    .submit(try CheckedSubmission(submission, in: catalog, at: now), idempotencyKey: key, book: book))
+                    .submit(
+                        try CheckedSubmission(submission, in: catalog, at: now), idempotencyKey: key, book: book,
+                        wait: wait))
             } catch {
                 return .failure(error)
             }
         case .resolve(let id, let resolution):
             return .success(.resolve(id, resolution))
-        case .book(let id, let name):
-            guard let name else { return .success(.book(id, mechanic: nil)) }
+        case .book(let id, let name, let wait):
+            guard let name else { return .success(.book(id, mechanic: nil, wait: wait)) }
             guard let mechanic = catalog.mechanic(named: name) else {
                 return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(name)\""))
             }
-            return .success(.book(id, mechanic: mechanic))
+            return .success(.book(id, mechanic: mechanic, wait: wait))
         case .complete(let id):
             return .success(.complete(id))
         case .cancel(let id, let reason):
@@ -77,7 +79,7 @@ public struct Rulebook: Sendable {
             switch check {
             case .success: results.append(applied.next()!)
             case .failure(let refusal):
-                if case .submit(_, let key?, _) = command {
+                if case .submit(_, let key?, _, _) = command {
                     results.append(try await replay(idempotencyKey: key, refusal: refusal, from: store))
                 } else {
                     results.append(.failure(refusal))
@@ -117,15 +119,15 @@ public struct Rulebook: Sendable {
         _ command: CheckedCommand, catalog: Catalog, in transaction: any StoreTransaction
     ) async throws -> CommandOutcome {
         switch command {
-        case .submit(let submission, let key, let book):
-            return try await submit(submission, key: key, book: book, in: transaction)
+        case .submit(let submission, let key, let book, let wait):
+            return try await submit(submission, key: key, book: book, wait: wait, in: transaction)
         case .resolve(let id, let resolution):
             let stored = try await load(id, in: transaction)
             let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
             return CommandOutcome(
                 quote: resolved, events: try await record(resolved, replacing: stored, in: transaction))
-        case .book(let id, let mechanic):
-            return try await book(try await load(id, in: transaction), mechanic: mechanic, in: transaction)
+        case .book(let id, let mechanic, let wait):
+            return try await book(try await load(id, in: transaction), mechanic: mechanic, wait: wait, in: transaction)
         case .complete(let id):
             let stored = try await load(id, in: transaction)
             return try await finish(stored, as: try stored.completed(at: transaction.now), in: transaction)
@@ -133,13 +135,15 @@ public struct Rulebook: Sendable {
             let stored = try await load(id, in: transaction)
             return try await finish(
                 stored, as: try stored.cancelled(reason: reason, at: transaction.now), in: transaction)
+        case .serveWaitList:
+            return try await serveWaitList(in: transaction)
         }
     }
 
     // MARK: Use cases
 
     private func submit(
-        _ submission: CheckedSubmission, key: String?, book: Bool, in transaction: any StoreTransaction
+        _ submission: CheckedSubmission, key: String?, book: Bool, wait: Bool, in transaction: any StoreTransaction
     ) async throws -> CommandOutcome {
         if let key, let original = try await transaction.quote(idempotencyKey: key) {
             return CommandOutcome(quote: original, events: [], replayed: true)
@@ -160,12 +164,13 @@ public struct Rulebook: Sendable {
             ])
         guard book && priced.status == .ready else { return CommandOutcome(quote: priced, events: events) }
 
-        // If no mechanic can be had, the quote stays recorded and ready.
+        // If no mechanic can be had (and it may not wait), the quote stays recorded and ready.
         try await transaction.savepoint()
         do {
-            let booking = try await self.book(priced, mechanic: nil, in: transaction)
+            let booking = try await self.book(priced, mechanic: nil, wait: wait, in: transaction)
             try await transaction.releaseSavepoint()
-            return CommandOutcome(quote: booking.quote, events: events + booking.events)
+            return CommandOutcome(
+                quote: booking.quote, events: events + booking.events, waitPosition: booking.waitPosition)
         } catch let refusal as QuoteError {
             try await transaction.rollbackToSavepoint()
             return CommandOutcome(quote: priced, events: events, bookingError: refusal)
@@ -174,10 +179,11 @@ public struct Rulebook: Sendable {
 
     /// Books a ready quote: with `named`, that mechanic or a refusal; otherwise the
     /// customer's preferred mechanic when free and able, else the first free mechanic able to
-    /// do every service in `DispatchOrder`.
-    private func book(_ quote: Quote, mechanic named: Mechanic?, in transaction: any StoreTransaction) async throws
-        -> CommandOutcome
-    {
+    /// do every service in `DispatchOrder`. With `wait`, what would be refused for want of a
+    /// free mechanic waits in line instead (for `named` alone, if given).
+    private func book(
+        _ quote: Quote, mechanic named: Mechanic?, wait: Bool, in transaction: any StoreTransaction
+    ) async throws -> CommandOutcome {
         guard quote.status == .ready else { throw QuoteError.illegalTransition(from: quote.status, to: .booked) }
         let required = quote.request.requiredSkill
         let mechanic: Mechanic
@@ -185,7 +191,8 @@ public struct Rulebook: Sendable {
             // An unable mechanic is refused before their busy flag is touched.
             _ = try quote.booked(with: named, at: transaction.now)
             guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
-                throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote")
+                guard wait else { throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote") }
+                return try await enqueue(quote, for: named, in: transaction)
             }
             mechanic = named
         } else if let preferred = quote.request.preferredMechanic,
@@ -194,7 +201,11 @@ public struct Rulebook: Sendable {
             mechanic = preferred
         } else {
             guard let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) else {
-                throw QuoteError(.noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
+                guard wait else {
+                    throw QuoteError(
+                        .noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
+                }
+                return try await enqueue(quote, for: nil, in: transaction)
             }
             mechanic = picked
         }
@@ -206,7 +217,19 @@ public struct Rulebook: Sendable {
         return CommandOutcome(quote: booked, events: events)
     }
 
-    /// Moves `stored` to `next` (completed or cancelled), freeing its mechanic if it had one.
+    /// Puts a ready quote in line, for `mechanic` alone when given.
+    private func enqueue(_ quote: Quote, for mechanic: Mechanic?, in transaction: any StoreTransaction) async throws
+        -> CommandOutcome
+    {
+        let waiting = try quote.waiting(for: mechanic, at: transaction.now)
+        let events = try await record(waiting, replacing: quote, in: transaction)
+        let position = try await transaction.waitPosition(of: quote.id)
+        return CommandOutcome(quote: waiting, events: events, waitPosition: position)
+    }
+
+    /// Moves `stored` to `next` (completed or cancelled), freeing its mechanic if it had one;
+    /// the mechanic freed takes the oldest waiting quote they can serve, in the same
+    /// transaction, its events after the release's.
     private func finish(_ stored: Quote, as next: Quote, in transaction: any StoreTransaction) async throws
         -> CommandOutcome
     {
@@ -216,9 +239,39 @@ public struct Rulebook: Sendable {
         guard try await transaction.release(mechanic.id, from: stored.id) else {
             throw StoreError(.database, "integrity: mechanic \(mechanic.id) was not held by quote \(stored.id)")
         }
-        let events = try await record(
+        var events = try await record(
             next, replacing: stored, with: [.mechanicFree(mechanic, quote: stored.id)], in: transaction)
+        events += try await serve(mechanic, in: transaction)
         return CommandOutcome(quote: next, events: events)
+    }
+
+    /// Books the oldest waiting quote that the free `mechanic` can serve (for a quote that
+    /// named a mechanic: only that one) with them; no events when no one waits for them, or
+    /// they cannot be claimed (no longer active).
+    private func serve(_ mechanic: Mechanic, in transaction: any StoreTransaction) async throws(StoreError)
+        -> [StoredEvent]
+    {
+        guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
+            try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
+        else { return [] }
+        let now = transaction.now
+        let booked = try Self.afterWriting { () throws(QuoteError) in try next.booked(with: mechanic, at: now) }
+        return try await record(
+            booked, replacing: next, with: [.mechanicBusy(mechanic, quote: next.id)], in: transaction)
+    }
+
+    /// Gives every free mechanic, in `DispatchOrder`, the oldest waiting quote they can serve.
+    /// The outcome shows the last quote booked; it is refused when none could be.
+    private func serveWaitList(in transaction: any StoreTransaction) async throws -> CommandOutcome {
+        var events: [StoredEvent] = []
+        var last: Quote?
+        for mechanic in try await transaction.freeMechanics() {
+            let served = try await serve(mechanic, in: transaction)
+            if case .quote(_, let quote)? = served.first?.kind { last = quote }
+            events += served
+        }
+        guard let last else { throw QuoteError(.noMechanicAvailable, "no waiting quote can be served now") }
+        return CommandOutcome(quote: last, events: events)
     }
 
     // MARK: Steps

@@ -12,6 +12,11 @@ public import QuoteCore
 /// transaction as the change they announce (outbox), numbered gap-free; and `write` returns
 /// only after its transaction is durable. The store contract suite checks each promise.
 public protocol QuoteStore: Sendable {
+    /// Where the store's transactions run, when on a thread of its own: a caller that runs
+    /// its loop there (with this executor preference) reaches ``write(_:)`` without a thread
+    /// hop. `nil` for a store built on an async client, which needs no thread.
+    var executor: (any TaskExecutor)? { get }
+
     /// Runs `body` in one write transaction and commits it, durably, before returning what
     /// `body` returned. When `body` throws, or the commit fails, nothing of it is applied.
     ///
@@ -35,6 +40,9 @@ public protocol QuoteStore: Sendable {
     /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
     func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote]
 
+    /// The waiting quotes in line order (the next served first), at most `limit`.
+    func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote]
+
     /// Every active mechanic with what holds them.
     func mechanics() async throws(StoreError) -> [MechanicState]
 
@@ -54,6 +62,11 @@ public protocol QuoteStore: Sendable {
     /// Every breach of the booking invariant: a booked quote must hold its mechanic and a busy
     /// mechanic must belong to a booked quote.
     func integrityViolations() async throws(StoreError) -> [IntegrityViolation]
+}
+
+extension QuoteStore {
+    /// No thread of its own.
+    public var executor: (any TaskExecutor)? { nil }
 }
 
 /// A quote with its history.

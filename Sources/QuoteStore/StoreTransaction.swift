@@ -27,7 +27,8 @@ public protocol StoreTransaction: AnyObject {
     /// Stores a new quote with the steps of its `history`, under `idempotencyKey` when given.
     func insert(_ quote: Quote, idempotencyKey: String?, history: [StateChange]) async throws(StoreError)
 
-    /// Stores `quote` in place of its current version and appends `step` to its history.
+    /// Stores `quote` in place of its current version and appends `step` to its history. A
+    /// waiting quote joins the end of the line as of `step`; one that stops waiting leaves it.
     func update(_ quote: Quote, step: StateChange) async throws(StoreError)
 
     /// Claims the first free, active mechanic with at least `minimumSkill` in
@@ -43,6 +44,17 @@ public protocol StoreTransaction: AnyObject {
     /// Frees `mechanic` if `quote` holds them, from ``now`` on; `false`, changing nothing,
     /// otherwise.
     func release(_ mechanic: MechanicID, from quote: QuoteID) async throws(StoreError) -> Bool
+
+    /// The oldest waiting quote (in the order they started waiting) that `mechanic` can serve:
+    /// its work needs at most their skill, and it waits for anyone or for them; `nil` when
+    /// there is none.
+    func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote?
+
+    /// The place in line of the waiting quote `quote`: 1 for the next served.
+    func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int
+
+    /// Every free, active mechanic, in `QuoteCore.DispatchOrder`.
+    func freeMechanics() async throws(StoreError) -> [Mechanic]
 
     /// Appends `changes` to the event log, in order, numbering them after every event before
     /// them, with no gap; returns them as logged.

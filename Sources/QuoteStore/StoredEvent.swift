@@ -41,6 +41,7 @@ public struct StoredEvent: Sendable, Hashable {
             case .booked: "quote.booked"
             case .completed: "quote.completed"
             case .cancelled: "quote.cancelled"
+            case .waiting: "quote.waiting"
             }
         case .mechanicBusy: "mechanic.busy"
         case .mechanicFree: "mechanic.free"

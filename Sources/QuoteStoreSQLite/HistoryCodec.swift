@@ -83,6 +83,7 @@ enum HistoryCodec {
         case .booked: 4
         case .completed: 5
         case .cancelled: 6
+        case .waiting: 7
         }
     }
 
@@ -95,6 +96,7 @@ enum HistoryCodec {
         case 4: .booked
         case 5: .completed
         case 6: .cancelled
+        case 7: .waiting
         default: throw QuoteCodec.CorruptRecord(description: "stored history has unknown state code \(code)")
         }
     }

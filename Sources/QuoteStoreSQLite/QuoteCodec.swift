@@ -230,6 +230,11 @@ private struct Writer: ~Copyable {
             byte(5)
             byte(UInt8(QuoteStatus.allCases.firstIndex(of: from)!))
             optional(reason) { $0.string($1) }
+        case .waiting(let pricing, let since, let mechanic):
+            byte(6)
+            self.pricing(pricing)
+            date(since)
+            optional(mechanic) { $0.mechanic($1) }
         }
         date(quote.submittedAt)
         date(quote.updatedAt)
@@ -393,6 +398,8 @@ private struct Reader {
                 throw QuoteCodec.CorruptRecord(description: "stored state is unknown")
             }
             stage = .cancelled(from: QuoteStatus.allCases[index], reason: try optional { try $0.string() })
+        case 6:
+            stage = .waiting(pricing: try pricing(), since: try date(), mechanic: try optional { try $0.mechanic() })
         default:
             throw QuoteCodec.CorruptRecord(description: "stored stage is unknown")
         }

@@ -136,6 +136,18 @@ extension SQLiteQuoteStore {
                     ALTER TABLE events_v4 RENAME TO events;
                     """)
         }
+        // The wait-list is the waiting quotes themselves, in the order of the events that put
+        // them in line (`wait_seq`), with what a freed mechanic is matched on: the skill the
+        // work needs and the one mechanic named, if any. Columns are added, no row rewritten.
+        migrator.registerMigration("v5: the wait-list") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE quotes ADD COLUMN wait_seq INTEGER;
+                    ALTER TABLE quotes ADD COLUMN wait_skill INTEGER;
+                    ALTER TABLE quotes ADD COLUMN wait_mechanic INTEGER;
+                    CREATE INDEX quotes_waiting ON quotes(wait_seq) WHERE wait_seq IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 

@@ -17,6 +17,8 @@ public final class SQLiteQuoteStore: QuoteStore {
     private let pool: DatabasePool
     /// The synced catalog's currency, recorded with each new quote.
     private let currency: Mutex<Currency>
+    /// The thread every write runs on; its transactions run GRDB's writer block right here.
+    private let writer = StoreThread(name: "quoted-sqlite-writer")
     /// Runs each transaction's rules on the writer's thread.
     private let inline = InlineExecutor()
     private let retention: EventRetention
@@ -78,17 +80,16 @@ public final class SQLiteQuoteStore: QuoteStore {
         try writeSync { db in try Self.sync(newCatalog: catalog, into: db) }
     }
 
+    deinit {
+        // Not waited for: the last reference may go on the writer's own thread.
+        writer.stop(wait: false)
+    }
+
     /// Syncs the catalog's tables in one transaction (on start and on SIGHUP).
     public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
-        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
-            pool.asyncWriteWithoutTransaction { [self] db in
-                continuation.resume(
-                    returning: Result { () throws(StoreError) in
-                        try transaction(db) { db in try Self.sync(newCatalog: catalog, into: db) }
-                    })
-            }
+        try await onWriter { [self] () throws(StoreError) in
+            try writeSync { db in try Self.sync(newCatalog: catalog, into: db) }
         }
-        try result.get()
         currency.withLock { $0 = catalog.currency }
     }
 
@@ -128,22 +129,29 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     // MARK: Writing
 
+    public var executor: (any TaskExecutor)? { writer }
+
     public func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            // On GRDB's writer queue: the one connection that writes, one transaction at a time.
-            pool.asyncWriteWithoutTransaction { [self] db in
-                let now = clock()
-                let currency = currency.withLock { $0 }
-                continuation.resume(
-                    returning: Result { () throws(StoreError) in
-                        try transaction(db) { db throws(StoreError) in
-                            let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
-                            return try inline.run { () throws(StoreError) in try await body(transaction) }
-                        }
-                    })
+        let now = clock()
+        let currency = currency.withLock { $0 }
+        return try await onWriter { [self] () throws(StoreError) in
+            try writeSync { db throws(StoreError) in
+                let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
+                return try inline.run { () throws(StoreError) in try await body(transaction) }
             }
+        }
+    }
+
+    /// `body`, run on the writer's thread: at once for a caller already there, otherwise
+    /// after one hop. It may block that thread (GRDB's writer block, the fsync); no other
+    /// thread waits on it.
+    private func onWriter<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError)
+        -> T
+    {
+        let result: Result<T, StoreError> = await withTaskExecutorPreference(writer) {
+            Result { () throws(StoreError) in try body() }
         }
         return try result.get()
     }
@@ -162,7 +170,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    /// Runs `body` in one write transaction from the calling thread (at start-up).
+    /// Runs `body` in one write transaction from the calling thread.
     private func writeSync<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.writeWithoutTransaction { db in try transaction(db, body) }
@@ -243,6 +251,15 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
+    public func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] {
+        try await read { db in
+            try Data.fetchAll(
+                db, sql: "SELECT data FROM quotes WHERE wait_seq IS NOT NULL ORDER BY wait_seq LIMIT ?",
+                arguments: [limit]
+            ).map(QuoteCodec.decodeQuote)
+        }
+    }
+
     public func mechanics() async throws(StoreError) -> [MechanicState] {
         try await read { db in
             try Row.fetchAll(
@@ -286,27 +303,21 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func pruneEvents(now: Date) async throws(StoreError) -> Int {
         let retention = retention
-        let result: Result<Int, StoreError> = await withCheckedContinuation { continuation in
-            pool.asyncWriteWithoutTransaction { [self] db in
-                continuation.resume(
-                    returning: Result { () throws(StoreError) in try prune(db, now: now, retention: retention) })
-            }
+        return try await onWriter { [self] () throws(StoreError) in
+            try writeSync { db in try Self.prune(db, now: now, retention: retention) }
         }
-        return try result.get()
     }
 
-    private func prune(_ db: Database, now: Date, retention: EventRetention) throws(StoreError) -> Int {
-        try transaction(db) { db in
-            let last = try Self.lastSequence(db)
-            let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
-            try db.execute(
-                sql: "DELETE FROM events WHERE seq <= ? AND at < ?",
-                arguments: [last - Int64(retention.minimumCount), cutoff])
-            let pruned = db.changesCount
-            // Should the log be emptied, the next event still follows the last one.
-            if pruned > 0 { try db.execute(sql: "UPDATE event_floor SET last_seq = ?", arguments: [last]) }
-            return pruned
-        }
+    private static func prune(_ db: Database, now: Date, retention: EventRetention) throws -> Int {
+        let last = try Self.lastSequence(db)
+        let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
+        try db.execute(
+            sql: "DELETE FROM events WHERE seq <= ? AND at < ?",
+            arguments: [last - Int64(retention.minimumCount), cutoff])
+        let pruned = db.changesCount
+        // Should the log be emptied, the next event still follows the last one.
+        if pruned > 0 { try db.execute(sql: "UPDATE event_floor SET last_seq = ?", arguments: [last]) }
+        return pruned
     }
 
     // MARK: Integrity

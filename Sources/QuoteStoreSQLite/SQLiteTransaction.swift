@@ -41,7 +41,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// The statements a transaction runs, one slot each in ``statements``.
     private enum Query: Int, CaseIterable {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
-        case event, readySubmissionEvents, pendingSubmissionEvents
+        case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
     }
 
     init(db: Database, now: Date, currency: Currency) {
@@ -132,10 +132,12 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(
                 .updateQuote,
                 """
-                UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ?, history = ?
+                UPDATE quotes SET state = ?, mechanic_id = ?, price_cents = ?, updated_at = ?, data = ?, history = ?,
+                    wait_seq = ?, wait_skill = ?, wait_mechanic = ?
                 WHERE id = ?
                 """)
             let data = encode(quote)
+            let waiting = quote.status == .waiting
             try statement.execute {
                 $0.bind(quote.status.rawValue)
                 $0.bind(quote.mechanic?.id.rawValue)
@@ -143,6 +145,9 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(SQLiteQuoteStore.milliseconds(quote.updatedAt))
                 $0.bind(data)
                 $0.bind(bytes)
+                $0.bind(waiting ? step.seq : nil)
+                $0.bind(waiting ? Int64(quote.request.requiredSkill.rawValue) : nil)
+                $0.bind(quote.waitingFor?.id.rawValue)
                 $0.bind(id)
             }
             guard db.changesCount == 1 else {
@@ -220,6 +225,55 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(quote.rawValue)
             }
             return db.changesCount == 1
+        }
+    }
+
+    // MARK: The wait-list
+
+    func oldestWaiting(servableBy mechanic: Mechanic) throws(StoreError) -> Quote? {
+        try run {
+            let statement = try prepared(
+                .oldestWaiting,
+                """
+                SELECT id, data, history FROM quotes
+                WHERE wait_seq IS NOT NULL AND wait_skill <= ? AND (wait_mechanic IS NULL OR wait_mechanic = ?)
+                ORDER BY wait_seq LIMIT 1
+                """)
+            guard
+                let (id, data, bytes) = try statement.fetchFirst(
+                    binding: {
+                        $0.bind(Int64(mechanic.skill.rawValue))
+                        $0.bind(mechanic.id.rawValue)
+                    }, { ($0.int64(0), $0.data(1), $0.data(2)) })
+            else { return nil }
+            history = (id, bytes)
+            return try QuoteCodec.decodeQuote(data)
+        }
+    }
+
+    func waitPosition(of quote: QuoteID) throws(StoreError) -> Int {
+        try run {
+            let statement = try prepared(
+                .waitPosition,
+                """
+                SELECT count(*) FROM quotes
+                WHERE wait_seq IS NOT NULL AND wait_seq <= (SELECT wait_seq FROM quotes WHERE id = ?)
+                """)
+            return Int(try statement.fetchFirst(binding: { $0.bind(quote.rawValue) }, { $0.int64(0) }) ?? 0)
+        }
+    }
+
+    func freeMechanics() throws(StoreError) -> [Mechanic] {
+        try run {
+            let statement = try prepared(
+                .freeMechanics,
+                """
+                SELECT id, name, skill FROM mechanics WHERE quote_id IS NULL AND active = 1
+                ORDER BY skill, free_since, id
+                """)
+            return try Row.fetchAll(statement).map { row in
+                Mechanic(id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior)
+            }
         }
     }
 

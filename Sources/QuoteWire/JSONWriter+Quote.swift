@@ -19,6 +19,7 @@ extension JSONWriter {
         var receipt: Receipt?
         var reasons: [PendingReason] = []
         var cancelledFrom: QuoteStatus?
+        var waiting: (since: Date, mechanic: Mechanic?)?
         switch quote.stage {
         case .submitted: break
         case .pending(let pending): reasons = pending
@@ -27,6 +28,7 @@ extension JSONWriter {
         case .completed(let priced, let assigned, let issued):
             (pricing, assignment, receipt) = (priced, assigned, issued)
         case .cancelled(let from, _): cancelledFrom = from
+        case .waiting(let priced, let since, let mechanic): (pricing, waiting) = (priced, (since, mechanic))
         }
         let request = quote.request
         beginObject()
@@ -90,6 +92,13 @@ extension JSONWriter {
             pendingReasons(reasons)
         }
         field("cancelledFrom", cancelledFrom?.rawValue)
+        if let waiting {
+            if let mechanic = waiting.mechanic {
+                key("waitingFor")
+                self.mechanic(id: mechanic.id.rawValue, name: mechanic.name, skill: mechanic.skill.name)
+            }
+            field("waitingSince", waiting.since)
+        }
         field("submittedAt", quote.submittedAt)
         field("updatedAt", quote.updatedAt)
         endObject()

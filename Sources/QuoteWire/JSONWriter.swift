@@ -546,6 +546,11 @@ extension JSONWriter {
             pendingReasons(reasons)
         }
         field("cancelledFrom", value.cancelledFrom)
+        if let mechanic = value.waitingFor {
+            key("waitingFor")
+            self.mechanic(mechanic)
+        }
+        field("waitingSince", value.waitingSince)
         field("submittedAt", value.submittedAt)
         field("updatedAt", value.updatedAt)
         endObject()
@@ -620,6 +625,7 @@ extension JSONWriter {
             key("bookingError")
             error(bookingError)
         }
+        field("waitPosition", value.waitPosition)
         if let quotes = value.quotes {
             key("quotes")
             beginArray()
@@ -672,6 +678,7 @@ extension JSONWriter {
         }
         field("lastSeq", value.lastSeq)
         field("pong", value.pong)
+        field("oldestWaitMilliseconds", value.oldestWaitMilliseconds)
         endObject()
     }
 }

@@ -67,6 +67,7 @@ struct RequestParser {
             case "idempotencyKey":
                 try parser.first(&request.idempotencyKey, depth: 1) { try $0.string("idempotencyKey") }
             case "book": try parser.first(&request.book, depth: 1) { try $0.bool("book") }
+            case "wait": try parser.first(&request.wait, depth: 1) { try $0.bool("wait") }
             case "quoteId": try parser.first(&request.quoteId, depth: 1) { try $0.int64("quoteId") }
             case "state": try parser.first(&request.state, depth: 1) { try $0.string("state") }
             case "after": try parser.first(&request.after, depth: 1) { try $0.int64("after") }

@@ -52,6 +52,10 @@ public struct WireQuote: Codable, Sendable, Hashable {
     public var receipt: WireReceipt?
     public var pendingReasons: [PendingReason]?
     public var cancelledFrom: String?
+    /// While waiting: the one mechanic the quote waits for, if it named one.
+    public var waitingFor: WireMechanic?
+    /// While waiting: since when.
+    public var waitingSince: Date?
     public var submittedAt: Date
     public var updatedAt: Date
 
@@ -82,6 +86,8 @@ public struct WireQuote: Codable, Sendable, Hashable {
         let reasons = quote.pendingReasons
         pendingReasons = reasons.isEmpty ? nil : reasons
         if case .cancelled(let from, _) = quote.stage { cancelledFrom = from.rawValue }
+        waitingFor = quote.waitingFor.map(WireMechanic.init)
+        waitingSince = quote.waitingSince
         submittedAt = quote.submittedAt
         updatedAt = quote.updatedAt
     }

@@ -50,6 +50,8 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var history: [HistoryStep]?
     public var replayed: Bool?
     public var bookingError: WireError?
+    /// When the request left the quote waiting: its place in line, 1 for the next served.
+    public var waitPosition: Int?
     public var quotes: [WireQuote]?
     /// For `list`: the `after` to ask for the next page; absent on the last one.
     public var next: Int64?
@@ -59,6 +61,9 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var events: [WireEvent]?
     public var lastSeq: Int64?
     public var pong: Bool?
+    /// For `stats`: how long the quote first in line has waited, in milliseconds; absent when
+    /// none waits.
+    public var oldestWaitMilliseconds: Int64?
 
     /// A successful reply to request `id`.
     public static func success(_ id: RequestID?) -> WireReply {

@@ -25,7 +25,7 @@ public enum RequestID: Codable, Sendable, Hashable {
 
 /// The operations of wire protocol version 1.
 public enum Operation: String, Sendable, Hashable, CaseIterable {
-    case submit, get, list, resolve, book, complete, cancel, mechanics, services, stats, events, ping
+    case submit, get, list, resolve, book, complete, cancel, mechanics, services, stats, events, ping, waiting
 
     /// Whether the operation changes state (and so goes through a store transaction).
     public var isWrite: Bool {
@@ -53,6 +53,8 @@ public struct WireRequest: Codable, Sendable, Hashable {
     public var coupon: String?
     public var idempotencyKey: String?
     public var book: Bool?
+    /// With `book`: wait in line when no mechanic is free, instead of being refused.
+    public var wait: Bool?
 
     // get, resolve, book, complete, cancel
     public var quoteId: Int64?
@@ -108,6 +110,8 @@ public enum ReadQuery: Sendable, Hashable {
     case stats
     case events(since: Int64, limit: Int)
     case ping
+    /// The wait-list in line order.
+    case waiting(limit: Int)
 }
 
 extension WireRequest {
@@ -153,7 +157,11 @@ extension WireRequest {
         case .submit:
             let submission = Submission(
                 customer: customer, car: car, services: services, mechanic: mechanic, coupon: coupon)
-            action = .write(.submit(submission, idempotencyKey: idempotencyKey, book: book ?? false))
+            if wait == true && book != true {
+                problems.append(Problem(field: "wait", message: "applies only with \"book\": true"))
+            }
+            action = .write(
+                .submit(submission, idempotencyKey: idempotencyKey, book: book ?? false, wait: wait ?? false))
         case .resolve:
             var amount: Money?
             if let price {
@@ -167,7 +175,7 @@ extension WireRequest {
             let resolution = Resolution(
                 year: year, trim: trim, make: make, model: model, services: services, price: amount)
             action = .write(.resolve(quote(), resolution))
-        case .book: action = .write(.book(quote(), mechanic: mechanic))
+        case .book: action = .write(.book(quote(), mechanic: mechanic, wait: wait ?? false))
         case .complete: action = .write(.complete(quote()))
         case .cancel: action = .write(.cancel(quote(), reason: reason))
         case .get: action = .read(.get(quote()))
@@ -198,6 +206,7 @@ extension WireRequest {
             if let since, since < 0 { problems.append(Problem(field: "since", message: "must not be negative")) }
             action = .read(.events(since: since ?? 0, limit: page(limit, default: 1_000)))
         case .ping: action = .read(.ping)
+        case .waiting: action = .read(.waiting(limit: page(limit, default: 1_000)))
         }
         guard problems.isEmpty else {
             throw WireError(code: .invalidRequest, message: "the \(name) request has problems", problems: problems)
@@ -208,7 +217,8 @@ extension WireRequest {
 
 extension WireRequest {
     enum CodingKeys: String, CodingKey {
-        case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, quoteId, state, after, limit
+        case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
+            limit
         case year, trim, make, model, price, priceCents, reason, since, free, skill
     }
 
@@ -229,6 +239,7 @@ extension WireRequest {
             case .coupon: coupon = try container.decodeIfPresent(String.self, forKey: key)
             case .idempotencyKey: idempotencyKey = try container.decodeIfPresent(String.self, forKey: key)
             case .book: book = try container.decodeIfPresent(Bool.self, forKey: key)
+            case .wait: wait = try container.decodeIfPresent(Bool.self, forKey: key)
             case .quoteId: quoteId = try container.decodeIfPresent(Int64.self, forKey: key)
             case .state: state = try container.decodeIfPresent(String.self, forKey: key)
             case .after: after = try container.decodeIfPresent(Int64.self, forKey: key)

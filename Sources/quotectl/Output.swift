@@ -62,6 +62,7 @@ struct Output {
         case "booked": styled(name, "36")
         case "completed": styled(name, "1;32")
         case "cancelled": styled(name, "31")
+        case "waiting": styled(name, "35")
         default: name
         }
     }
@@ -70,6 +71,14 @@ struct Output {
         guard let cents else { return "-" }
         let magnitude = cents.magnitude
         return "\(cents < 0 ? "-" : "")$\(magnitude / 100).\(magnitude % 100 < 10 ? "0" : "")\(magnitude % 100)"
+    }
+
+    /// A span for people: `42s`, `3m07s`, `2h05m`.
+    static func duration(_ seconds: TimeInterval) -> String {
+        let whole = max(0, Int(seconds.rounded(.down)))
+        if whole < 60 { return "\(whole)s" }
+        if whole < 3_600 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
+        return "\(whole / 3_600)h\(String(format: "%02d", whole / 60 % 60))m"
     }
 
     static func time(_ date: Date) -> String {
@@ -92,6 +101,9 @@ struct Output {
                 ("Price", Self.money(quote.priceCents) + (quote.manualPrice == true ? " (set by support)" : "")))
         }
         if let mechanic = quote.mechanic { rows.append(("Mechanic", "\(mechanic.name) (\(mechanic.skill))")) }
+        if let since = quote.waitingSince {
+            rows.append(("Waiting", "for \(quote.waitingFor?.name ?? "anyone able"), since \(Self.time(since))"))
+        }
         for reason in quote.pendingReasons ?? [] { rows.append(("Pending", reason.message)) }
         if let receipt = quote.receipt {
             rows.append(("Receipt", "\(receipt.total) paid, completed \(Self.time(receipt.completedAt))"))

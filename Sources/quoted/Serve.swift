@@ -27,6 +27,8 @@ struct Serve: AsyncParsableCommand {
             await Startup.reload(
                 options: options, current: daemon.configuration, store: daemon.store, catalog: daemon.catalog,
                 level: level, logger: logger)
+            // A mechanic added or back takes from the wait-list.
+            server.serveWaitList()
         }
         var services: [any ServiceLifecycle.Service] = [
             server, reload, PruneService(store: daemon.store, logger: logger),

@@ -8,6 +8,7 @@ struct QuoteTests {
     static let legal: Set<[QuoteStatus]> = [
         [.submitted, .pending], [.submitted, .ready], [.pending, .ready], [.ready, .booked], [.booked, .completed],
         [.submitted, .cancelled], [.pending, .cancelled], [.ready, .cancelled], [.booked, .cancelled],
+        [.ready, .waiting], [.waiting, .booked], [.waiting, .cancelled],
     ]
 
     /// A quote in `status`, reached through legal moves only.
@@ -24,6 +25,7 @@ struct QuoteTests {
         case .booked: return try quote(in: .ready).booked(with: Fixtures.mechanic("Steve Brimington"), at: now)
         case .completed: return try quote(in: .booked).completed(at: now)
         case .cancelled: return try quote(in: .submitted).cancelled(reason: "changed my mind", at: now)
+        case .waiting: return try quote(in: .ready).waiting(for: nil, at: now)
         }
     }
 
@@ -48,6 +50,7 @@ struct QuoteTests {
         case .booked: return try quote.booked(with: Fixtures.mechanic("Joe Murphy"), at: now)
         case .completed: return try quote.completed(at: now)
         case .cancelled: return try quote.cancelled(reason: nil, at: now)
+        case .waiting: return try quote.waiting(for: nil, at: now)
         }
     }
 
@@ -73,10 +76,36 @@ struct QuoteTests {
     @Test("price, mechanic and receipt exist only in the states that have them", arguments: QuoteStatus.allCases)
     func dataBelongsToStates(status: QuoteStatus) throws {
         let quote = try Self.quote(in: status)
-        #expect((quote.price != nil) == [.ready, .booked, .completed].contains(status))
+        #expect((quote.price != nil) == [.ready, .booked, .completed, .waiting].contains(status))
+        #expect((quote.waitingSince != nil) == (status == .waiting))
         #expect((quote.mechanic != nil) == [.booked, .completed].contains(status))
         #expect((quote.receipt != nil) == (status == .completed))
         #expect(quote.pendingReasons.isEmpty == (status != .pending))
+    }
+
+    @Test("a quote waiting for a named mechanic is booked with them only, and waits only for one able")
+    func namedWait() throws {
+        let ready = try Self.quote(in: .ready)
+        let joe = Fixtures.mechanic("Joe Murphy")
+        let waiting = try ready.waiting(for: joe, at: Fixtures.now)
+        #expect(waiting.waitingFor == joe)
+        #expect(waiting.customerMessage.contains("Joe Murphy"))
+        let other = #expect(throws: QuoteError.self) {
+            try waiting.booked(with: Fixtures.mechanic("Steve Brimington"), at: Fixtures.now)
+        }
+        #expect(other?.code == .mechanicBusy)
+        #expect(try waiting.booked(with: joe, at: Fixtures.now).mechanic == joe)
+        var brakes = QuoteBuilder()
+        brakes.setCustomer(name: "Ann", email: "ann@example.com", address: "1 Elm St")
+        brakes.setCar(make: "Honda", model: "Civic", year: 2015, trim: "EX")
+        brakes.addService("Brake Pad Replacement")
+        let needsApprentice = try Quote(
+            id: QuoteID(2), request: try brakes.build(in: Fixtures.catalog, at: Fixtures.now), submittedAt: Fixtures.now
+        ).priced(currency: .usd, at: Fixtures.now)
+        let unable = #expect(throws: QuoteError.self) {
+            try needsApprentice.waiting(for: Fixtures.mechanic("Steve Brimington"), at: Fixtures.now)
+        }
+        #expect(unable?.code == .cannotPerform)
     }
 
     @Test("Reza's three junior services are priced automatically at $67.00")

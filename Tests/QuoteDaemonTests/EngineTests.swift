@@ -30,6 +30,7 @@ struct FailingCommits: QuoteStore {
     func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
         try await store.quotes(status: status, afterID: afterID, limit: limit)
     }
+    func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
     func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }
     func counts() async throws(StoreError) -> [QuoteStatus: Int] { try await store.counts() }
     func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {

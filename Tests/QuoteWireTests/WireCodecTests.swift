@@ -88,6 +88,9 @@ struct WireCodecTests {
             Quote(id: ready.id, request: ready.request, submittedAt: now), ready, pending, resolved, booked, completed,
             try ready.cancelled(reason: "changed my mind", at: now), try pending.cancelled(reason: nil, at: now),
             try booked.cancelled(reason: nil, at: now.addingTimeInterval(0.25)),
+            try resolved.waiting(for: nil, at: now.addingTimeInterval(0.5)),
+            try resolved.waiting(for: Catalog.standard.mechanic(named: "Joe Murphy")!, at: now),
+            try resolved.waiting(for: nil, at: now).cancelled(reason: nil, at: now),
         ]
     }
 

@@ -1,17 +1,19 @@
 /// A change a client asks for, as it arrives: the vocabulary shared by the wire protocol,
 /// which decodes it, and the rules, which check and apply it.
 ///
-/// A command says what is wanted, not whether it may be had: ``QuoteCommand/submit(_:idempotencyKey:book:)``
+/// A command says what is wanted, not whether it may be had: ``QuoteCommand/submit(_:idempotencyKey:book:wait:)``
 /// carries the submission as sent, checked against the catalog only when the rules take it.
 public enum QuoteCommand: Sendable, Hashable {
-    /// Record a submission, price it, and with `book` claim a mechanic at once. The same
-    /// `idempotencyKey` again returns the original quote and creates nothing.
-    case submit(Submission, idempotencyKey: String?, book: Bool)
+    /// Record a submission, price it, and with `book` claim a mechanic at once; with `wait`
+    /// too, a quote that finds no one free waits in line instead. The same `idempotencyKey`
+    /// again returns the original quote and creates nothing.
+    case submit(Submission, idempotencyKey: String?, book: Bool, wait: Bool = false)
     /// Fill a pending quote's missing information and/or set its price.
     case resolve(QuoteID, Resolution)
     /// Book a ready quote: with `mechanic` (a name), that one or an error; without, the
-    /// dispatch order's choice, preferring the customer's mechanic.
-    case book(QuoteID, mechanic: String?)
+    /// dispatch order's choice, preferring the customer's mechanic. With `wait`, a quote that
+    /// finds no one free (or its named mechanic busy) waits in line instead of being refused.
+    case book(QuoteID, mechanic: String?, wait: Bool = false)
     /// Complete a booked quote, issue its receipt and free its mechanic.
     case complete(QuoteID)
     /// Cancel a quote that is not completed, freeing its mechanic if it had one.

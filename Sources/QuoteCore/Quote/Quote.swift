@@ -122,7 +122,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// The pricing, from ready on (and kept when cancelled after).
     public var pricing: Pricing? {
         switch stage {
-        case .ready(let pricing), .booked(let pricing, _), .completed(let pricing, _, _): pricing
+        case .ready(let pricing), .booked(let pricing, _), .completed(let pricing, _, _), .waiting(let pricing, _, _):
+            pricing
         default: nil
         }
     }
@@ -136,6 +137,19 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         case .booked(_, let assignment), .completed(_, let assignment, _): assignment.mechanic
         default: nil
         }
+    }
+
+    /// Since when the quote has waited for a mechanic, while waiting.
+    public var waitingSince: Date? {
+        if case .waiting(_, let since, _) = stage { return since }
+        return nil
+    }
+
+    /// The one mechanic a waiting quote waits for; `nil` when anyone able will do, or when
+    /// not waiting.
+    public var waitingFor: Mechanic? {
+        if case .waiting(_, _, let mechanic) = stage { return mechanic }
+        return nil
     }
 
     /// The receipt, once completed.
@@ -165,6 +179,10 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             "Thank you for using YourMechanic."
         case .cancelled:
             "Your quote has been cancelled."
+        case .waiting(_, _, let mechanic?):
+            "\(mechanic.name) is busy; your quote is next in line for them and will be booked as soon as they are free."
+        case .waiting:
+            "All our mechanics are busy; your quote is in line and will be booked as soon as one is free."
         }
     }
 
@@ -205,10 +223,20 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         return try updated.moved(to: .ready(pricing: pricing), at: now)
     }
 
-    /// Books a ready quote with `mechanic`, who must have the skill its services need.
-    /// Whether the mechanic is free is the store's to decide, atomically.
+    /// Books a ready or waiting quote with `mechanic`, who must have the skill its services
+    /// need (and be the one it waits for, if it named one). Whether the mechanic is free is
+    /// the store's to decide, atomically.
     public func booked(with mechanic: Mechanic, at now: Date) throws(QuoteError) -> Quote {
-        guard case .ready(let pricing) = stage else { throw .illegalTransition(from: status, to: .booked) }
+        let pricing: Pricing
+        switch stage {
+        case .ready(let ready): pricing = ready
+        case .waiting(let waiting, _, let named):
+            guard named == nil || named?.id == mechanic.id else {
+                throw QuoteError(.mechanicBusy, "this quote waits for \(named!.name), not \(mechanic.name)")
+            }
+            pricing = waiting
+        default: throw .illegalTransition(from: status, to: .booked)
+        }
         let beyond = mechanic.servicesBeyondSkill(request.listedServices)
         guard beyond.isEmpty else {
             throw QuoteError(
@@ -216,6 +244,20 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         }
         return try moved(
             to: .booked(pricing: pricing, assignment: Assignment(mechanic: mechanic, bookedAt: now)), at: now)
+    }
+
+    /// Puts a ready quote in line for `mechanic`, or for anyone able when `nil`, who must have
+    /// the skill its services need.
+    public func waiting(for mechanic: Mechanic?, at now: Date) throws(QuoteError) -> Quote {
+        guard case .ready(let pricing) = stage else { throw .illegalTransition(from: status, to: .waiting) }
+        if let mechanic {
+            let beyond = mechanic.servicesBeyondSkill(request.listedServices)
+            guard beyond.isEmpty else {
+                throw QuoteError(
+                    .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
+            }
+        }
+        return try moved(to: .waiting(pricing: pricing, since: now, mechanic: mechanic), at: now)
     }
 
     /// Completes a booked quote and issues its receipt.

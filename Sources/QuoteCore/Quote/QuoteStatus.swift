@@ -3,20 +3,25 @@ public import Foundation
 /// The states a quote moves through.
 ///
 /// ```
-/// submitted ─┬─> pending ──> ready ──> booked ──> completed
-///            └──────────────> ready
+/// submitted ─┬─> pending ──> ready ─┬──────────────> booked ──> completed
+///            └──────────────> ready └─> waiting ──> booked
 /// any state but completed ──> cancelled
 /// ```
+///
+/// `waiting` is a ready quote in line for a mechanic: booked, in the transaction that frees
+/// one, as soon as a mechanic who can do the work (or the one it named) is free.
 public enum QuoteStatus: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    case submitted, pending, ready, booked, completed, cancelled
+    // New states go last: stores keep a state's position in this list.
+    case submitted, pending, ready, booked, completed, cancelled, waiting
 
     /// Whether the state machine allows moving from this state to `next`.
     public func canMove(to next: QuoteStatus) -> Bool {
         switch (self, next) {
         case (.submitted, .pending), (.submitted, .ready), (.pending, .ready), (.ready, .booked),
-            (.booked, .completed):
+            (.ready, .waiting), (.waiting, .booked), (.booked, .completed):
             true
-        case (.submitted, .cancelled), (.pending, .cancelled), (.ready, .cancelled), (.booked, .cancelled):
+        case (.submitted, .cancelled), (.pending, .cancelled), (.ready, .cancelled), (.booked, .cancelled),
+            (.waiting, .cancelled):
             true
         default:
             false
@@ -52,6 +57,8 @@ public enum QuoteStage: Hashable, Sendable, Codable {
     case booked(pricing: Pricing, assignment: Assignment)
     case completed(pricing: Pricing, assignment: Assignment, receipt: Receipt)
     case cancelled(from: QuoteStatus, reason: String?)
+    /// In line since `since` for `mechanic`, or for anyone able when `nil`.
+    case waiting(pricing: Pricing, since: Date, mechanic: Mechanic?)
 
     /// The stage a newly submitted `request` is priced to: `ready` with the automatic price
     /// when everything needed is there, else `pending` with the reasons. Pure, so it can be
@@ -71,6 +78,7 @@ public enum QuoteStage: Hashable, Sendable, Codable {
         case .booked: .booked
         case .completed: .completed
         case .cancelled: .cancelled
+        case .waiting: .waiting
         }
     }
 }

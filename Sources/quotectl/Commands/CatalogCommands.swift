@@ -70,6 +70,9 @@ struct Stats: ParsableCommand {
             var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
             rows.append(["total", String(counts.values.reduce(0, +))])
             output.table(["STATE", "QUOTES"], rows)
+            if let waited = reply.oldestWaitMilliseconds {
+                output.line("oldest waiting for \(Output.duration(Double(waited) / 1_000))")
+            }
             if let lastSeq = reply.lastSeq { output.line("last event #\(lastSeq)") }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import QuoteClient
 import QuoteCore
 import QuoteWire
@@ -49,16 +50,23 @@ struct Resolve: ParsableCommand {
 struct Book: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Book a mechanic for a ready quote.",
-        discussion: "Without --mechanic, quoted picks the least skilled free mechanic able to do the work.")
+        discussion: """
+            Without --mechanic, quoted picks the least skilled free mechanic able to do the work. With --wait, \
+            a quote that finds no one free waits in line and is booked, by quoted, as soon as a mechanic \
+            who can do it is free (quotectl watch shows it).
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The quote id.") var id: Int64
     @Option(help: "The mechanic to book, by name.") var mechanic: String?
+    @Flag(help: "When no mechanic is free (or the one named is busy), wait in line instead of being refused.")
+    var wait = false
 
     func run() throws {
         var request = WireRequest(op: .book)
         request.quoteId = id
         request.mechanic = mechanic
+        if wait { request.wait = true }
         try global.showQuote(request)
     }
 }
@@ -92,5 +100,40 @@ struct Cancel: ParsableCommand {
         request.quoteId = id
         request.reason = reason
         try global.showQuote(request)
+    }
+}
+
+/// `quotectl waiting`: the wait-list, in the order quotes will be served.
+struct Waiting: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the quotes waiting for a mechanic, next served first.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "At most this many quotes.") var limit: Int = 100
+
+    func validate() throws {
+        guard (1...WireRequest.maximumPage).contains(limit) else {
+            throw ValidationError("--limit must be 1 to \(WireRequest.maximumPage)")
+        }
+    }
+
+    func run() throws {
+        try global.run { (client, output) throws(ClientError) in
+            var request = WireRequest(op: .waiting)
+            request.limit = limit
+            let reply = try client.checked(request)
+            if output.json { return output.reply(reply) }
+            let now = Date()
+            output.table(
+                ["#", "ID", "CUSTOMER", "PRICE", "WAITING FOR", "SINCE", "WAITED"],
+                (reply.quotes ?? []).enumerated().map { index, quote in
+                    let since = quote.waitingSince ?? quote.updatedAt
+                    return [
+                        String(index + 1), String(quote.id), quote.customer.name, Output.money(quote.priceCents),
+                        quote.waitingFor?.name ?? "anyone able", Output.time(since),
+                        Output.duration(now.timeIntervalSince(since)),
+                    ]
+                })
+        }
     }
 }

@@ -33,6 +33,7 @@ struct Submit: ParsableCommand {
     @Option(help: "The preferred mechanic's name.") var mechanic: String?
     @Option(help: "A coupon code.") var coupon: String?
     @Flag(help: "Book a mechanic at once if the quote is ready.") var book = false
+    @Flag(help: "With --book: when no mechanic is free, wait in line instead of being refused.") var wait = false
     @Option(help: "The idempotency key (default: a new random one).") var idempotencyKey: String?
 
     func request() throws(ClientError) -> WireRequest {
@@ -70,8 +71,13 @@ struct Submit: ParsableCommand {
         request.mechanic = mechanic ?? request.mechanic
         request.coupon = coupon ?? request.coupon
         if book { request.book = true }
+        if wait { request.wait = true }
         request.idempotencyKey = idempotencyKey ?? request.idempotencyKey ?? UUID().uuidString.lowercased()
         return request
+    }
+
+    func validate() throws {
+        if wait && !book { throw ValidationError("--wait applies only with --book") }
     }
 
     func run() throws {
@@ -83,6 +89,7 @@ struct Submit: ParsableCommand {
                 output.line("Already submitted with this idempotency key; nothing new was created.")
             }
             output.quote(quote)
+            if let position = reply.waitPosition { output.line("In line for a mechanic: number \(position).") }
             if let bookingError = reply.bookingError {
                 throw ClientError(
                     refusal: WireError(

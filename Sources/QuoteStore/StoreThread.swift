@@ -1,10 +1,14 @@
+import Dispatch
 import Foundation
 import Synchronization
 
-/// A thread of its own that runs the jobs of the tasks that prefer it (a `TaskExecutor`): the
-/// store loop runs here, so that it never waits for, nor is starved by, the cooperative pool,
-/// whose threads (one per core) callers may block.
-final class StoreThread: TaskExecutor, Sendable {
+/// A thread of its own that runs the jobs of the tasks that prefer it (a `TaskExecutor`).
+///
+/// A store whose client blocks (SQLite) runs its writes here, off the cooperative pool, whose
+/// threads (one per core) it must not hold; a caller that runs its own loop here too (the
+/// daemon's store loop, through ``QuoteStore/executor``) then reaches the store without a
+/// thread hop per transaction.
+public final class StoreThread: TaskExecutor, Sendable {
     private struct Queue {
         var jobs: [UnownedJob] = []
         var stopping = false
@@ -15,13 +19,13 @@ final class StoreThread: TaskExecutor, Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the thread, named `name`.
-    init(name: String) {
+    public init(name: String) {
         let thread = Thread { [self] in work() }
         thread.name = name
         thread.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.withLock { $0.jobs.append(job) }
         available.signal()
@@ -40,10 +44,11 @@ final class StoreThread: TaskExecutor, Sendable {
         }
     }
 
-    /// Ends the thread once the jobs enqueued so far have run, and waits for it.
-    func stop() {
+    /// Ends the thread once the jobs enqueued so far have run; with `wait`, waits for that
+    /// (never from the thread itself).
+    public func stop(wait: Bool = true) {
         queue.withLock { $0.stopping = true }
         available.signal()
-        finished.wait()
+        if wait { finished.wait() }
     }
 }
