@@ -69,6 +69,8 @@ struct Bench {
         // showed p99 of 30-200 ms that isolated runs never did).
         sync()
         let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics)
+        var pointFactory = factory
+        pointFactory.wait = point.wait
         defer { daemon.remove() }
         if point.preload > 0 {
             try fill(daemon, quotes: point.preload)
@@ -95,7 +97,7 @@ struct Bench {
         let plan = LoadPlan(
             endpoint: daemon.commands, workload: point.workload, clients: point.clients, window: point.window,
             rate: point.rate, duration: .milliseconds(Int(point.duration * 1000)), cycles: point.cycles,
-            factory: factory, firstRequestID: nextRequestID)
+            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID)
         let cpuBefore = daemon.cpuSeconds
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpu = daemon.cpuSeconds - cpuBefore
@@ -133,11 +135,13 @@ struct Bench {
         }
         if point.workload != .submit {
             let audit = try BookingAudit.run(context: context, endpoint: daemon.commands, since: lastSeq)
-            problems += audit.violations.prefix(5)
+            problems += audit.violations.prefix(5) + audit.unfair.prefix(5)
             if !audit.violations.isEmpty { problems.append("\(audit.violations.count) double-booking violations") }
+            if !audit.unfair.isEmpty { problems.append("\(audit.unfair.count) fairness violations") }
             FileHandle.standardError.write(
                 Data(
-                    "# \(label): audit of \(audit.events) events, \(audit.bookings) bookings: \(audit.violations.count) double bookings\n"
+                    ("# \(label): audit of \(audit.events) events, \(audit.bookings) bookings (\(audit.fromLine) from the "
+                        + "wait-list): \(audit.violations.count) double bookings, \(audit.unfair.count) fairness violations\n")
                         .utf8))
         }
         let errors = result.errors.values.reduce(0, +)

@@ -32,6 +32,11 @@ struct LoadBench: ParsableCommand {
     @Option(help: "Mechanics in the catalog.") var mechanics = 10
     @Option(help: "Quotes stored before the run (submitted at full speed, not measured).") var preload = 0
     @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
+    @Flag(
+        help:
+            "Contention: book with \"wait\": true, completing each quote once booked; measured beside the same workload without it."
+    )
+    var wait = false
     @Option(help: "Run a series instead of one point.") var scaling: Series?
     @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
         "500,1000,2000,3000,4000,5000,10000,20000,30000,40000"
@@ -48,7 +53,7 @@ struct LoadBench: ParsableCommand {
             factory: RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))"))
         let point = Point(
             workload: workload, clients: clients, window: window, rate: rate, duration: duration, cycles: cycles,
-            subscribers: subscribers, mechanics: mechanics, preload: preload)
+            subscribers: subscribers, mechanics: mechanics, preload: preload, wait: false)
         if quick {
             try bench.quick()
         } else if let scaling {
@@ -59,6 +64,11 @@ struct LoadBench: ParsableCommand {
             bench.header()
             if baseline { try bench.baseline(point) }
             try bench.measure(point, label: "\(point.workload)")
+            if wait {
+                var waiting = point
+                waiting.wait = true
+                try bench.measure(waiting, label: "\(point.workload) --wait")
+            }
         }
         if bench.failures > 0 { throw ExitCode(1) }
     }
@@ -84,4 +94,6 @@ struct Point {
     var subscribers: Int
     var mechanics: Int
     var preload: Int
+    /// Bookings wait in line when no mechanic is free.
+    var wait = false
 }

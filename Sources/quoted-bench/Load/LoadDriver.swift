@@ -17,6 +17,9 @@ struct LoadPlan: Sendable {
     /// At most this many requests (`submit` and `mixed`), e.g. to fill the store before a run.
     var limit: Int?
     var factory: RequestFactory
+    /// The PUB endpoint, for contention with waiting bookings: a quote that waits is completed
+    /// once its `quote.booked` event arrives.
+    var events: String?
     /// Request ids start here, so that several runs never reuse an idempotency key.
     var firstRequestID: Int64 = 1
     var seed: UInt64 = 42
@@ -39,6 +42,8 @@ struct LoadResult: Sendable {
     /// Book sent -> complete acknowledged (contention), retries included.
     var cycle = Latency()
     var cycles = 0
+    /// Contention with `wait`: bookings that waited in line before they were served.
+    var waited = 0
     /// Requests never answered (still outstanding when the drain gave up).
     var unanswered = 0
     /// Accepted submissions: quote id and when the submit was due, for submit -> event.
@@ -66,12 +71,25 @@ final class LoadDriver {
         init(socket: consuming Socket) { self.socket = socket }
     }
 
+    /// A SUB socket's one owner.
+    private final class Subscription {
+        let socket: Socket
+
+        init(socket: consuming Socket) { self.socket = socket }
+    }
+
     private let plan: LoadPlan
     private let clients: [Client]
     private var poller = Poller()
     private var result = LoadResult()
     private var nextID: Int64
     private var random: SplitMix
+    /// Contention with `wait`: the `quote.booked` events, on the poller's last slot.
+    private let booked: Subscription?
+    /// Waiting quotes by the client that booked them, until their `quote.booked` arrives.
+    private var awaiting: [Int64: Int] = [:]
+    /// Quotes whose `quote.booked` arrived before the reply that said they wait.
+    private var bookedEarly: Set<Int64> = []
     /// When sending stops (contention: no new cycle starts after it).
     private var end = UInt64.max
 
@@ -92,6 +110,17 @@ final class LoadDriver {
             clients.append(client)
         }
         self.clients = clients
+        if plan.factory.wait, let events = plan.events {
+            let socket = try Socket(context, type: .sub)
+            try socket.set(.linger, 0)
+            try socket.set(.receiveHighWaterMark, 0)
+            try socket.set(.subscribe, Array("quote.booked".utf8))
+            try socket.connect(events)
+            poller.register(socket)
+            booked = Subscription(socket: socket)
+        } else {
+            booked = nil
+        }
     }
 
     /// Runs the plan to its end and returns what it measured.
@@ -135,7 +164,9 @@ final class LoadDriver {
                 }
                 outstanding += client.outstanding.count
             }
-            if (!sending || plan.workload == .contention) && outstanding == 0 || !sending && now > end + drainDeadline {
+            if (!sending || plan.workload == .contention) && outstanding == 0 && awaiting.isEmpty
+                || !sending && now > end + drainDeadline
+            {
                 result.unanswered = outstanding
                 // Requests still unanswered count at their age now: a lower bound, but leaving
                 // them out would flatter an overloaded daemon.
@@ -153,6 +184,16 @@ final class LoadDriver {
                 while let reply = try client.socket.receive(dontWait: true) {
                     try handle(reply, from: client, at: received)
                     lastReply = received
+                }
+            }
+            if let booked, poller.isReadable(clients.count) {
+                while let event = try booked.socket.receiveMultipart(dontWait: true) {
+                    guard let quote = ReplyScanner(bytes: event.frames.last ?? []).eventQuoteID else { continue }
+                    if let index = awaiting.removeValue(forKey: quote) {
+                        try send(clients[index], kind: .complete, quote: quote, start: received)
+                    } else {
+                        bookedEarly.insert(quote)
+                    }
                 }
             }
         }
@@ -239,7 +280,7 @@ final class LoadDriver {
             let code = scan.errorCode.map(String.init) ?? "unknown"
             result.errors[code, default: 0] += 1
             if plan.workload == .contention, request.kind == .book {
-                if code == "no_mechanic_available" {
+                if code == "no_mechanic_available" && !plan.factory.wait {
                     try send(client, kind: .book, quote: request.quote, start: now)  // every mechanic busy: again
                 } else {
                     bookNext(client, now: now)
@@ -256,6 +297,14 @@ final class LoadDriver {
             if scan.state == "ready" && plan.workload == .mixed { client.ready.append(quote) }
         case .book:
             if plan.workload == .contention {
+                if scan.state == "waiting" {
+                    // Booked later, by a completion: its event says when.
+                    result.waited += 1
+                    if bookedEarly.remove(request.quote) == nil {
+                        awaiting[request.quote] = clients.firstIndex { $0 === client }
+                        return
+                    }
+                }
                 try send(client, kind: .complete, quote: request.quote, start: now)
             } else {
                 client.booked.append(request.quote)

@@ -34,6 +34,8 @@ struct RequestFactory: Sendable {
     let runTag: String
     /// Whether submissions carry an idempotency key (`<runTag>-<request id>`).
     var idempotencyKeys = true
+    /// Whether bookings wait in line when no mechanic is free (`"wait": true`).
+    var wait = false
 
     func body(_ kind: RequestKind, id: Int64, quote: Int64 = 0) -> [UInt8] {
         switch kind {
@@ -41,7 +43,10 @@ struct RequestFactory: Sendable {
         case .submitPending: submit(id: id, email: "bench@example.com", trim: "")
         case .submitInvalid: submit(id: id, email: "not-an-email", trim: #","trim":"LE""#)
         case .get: Array(#"{"v":1,"id":\#(id),"op":"get","quoteId":\#(quote)}"#.utf8)
-        case .book: Array(#"{"v":1,"id":\#(id),"op":"book","quoteId":\#(quote)}"#.utf8)
+        case .book:
+            wait
+                ? Array(#"{"v":1,"id":\#(id),"op":"book","quoteId":\#(quote),"wait":true}"#.utf8)
+                : Array(#"{"v":1,"id":\#(id),"op":"book","quoteId":\#(quote)}"#.utf8)
         case .complete: Array(#"{"v":1,"id":\#(id),"op":"complete","quoteId":\#(quote)}"#.utf8)
         case .cancel: Array(#"{"v":1,"id":\#(id),"op":"cancel","quoteId":\#(quote),"reason":"bench"}"#.utf8)
         }
