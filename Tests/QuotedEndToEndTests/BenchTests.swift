@@ -16,7 +16,7 @@ struct BenchTests {
         let rows = stdout.split(separator: "\n").map {
             $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        for label in ["zmq echo (baseline)", "submit", "submit open loop", "mixed", "contention"] {
+        for label in ["zmq echo (baseline)", "submit", "submit open loop", "mixed", "contention", "contention --wait"] {
             let row = try #require(rows.first { $0.first == label }, "no \(label) row:\n\(stdout)")
             let rate = try #require(row.count > 2 ? row[2] : nil)
             let value = Double(rate.hasSuffix("k") ? String(rate.dropLast()) : rate) ?? 0
@@ -25,7 +25,13 @@ struct BenchTests {
         let contention = try #require(rows.first { $0.first == "contention" })
         #expect(contention.count > 12 && contention[12] != "-", "contention reports cycles/s: \(contention)")
         #expect(stderr.contains("contention: audit of"), "\(stderr)")
-        #expect(stderr.contains("bookings: 0 double bookings"), "\(stderr)")
+        let audits = stderr.split(separator: "\n").filter { $0.contains(": audit of") }
+        #expect(audits.count == 3, "mixed, contention, contention --wait: \(stderr)")
+        #expect(audits.allSatisfy { $0.hasSuffix(": 0 double bookings, 0 fairness violations") }, "\(stderr)")
+        // With --wait no booking is refused, and the line is served.
+        let waited = try #require(rows.first { $0.first == "contention --wait" })
+        #expect(waited.count > 13 && waited[13] == "0.0%", "no refusals with --wait: \(waited)")
+        #expect(audits.last?.contains("from the wait-list") == true)
         #expect(!stderr.contains("FAILED"), "\(stderr)")
     }
 

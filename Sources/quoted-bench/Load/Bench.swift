@@ -233,6 +233,8 @@ extension Bench {
         contention.clients = 16
         contention.window = 1
         try measure(contention, label: "contention")
+        contention.wait = true
+        try measure(contention, label: "contention --wait")
     }
 
     /// A series of points varying one thing; `plotData` receives --scaling load's curve.
