@@ -43,19 +43,31 @@ struct FailingCommits: QuoteStore {
     }
 }
 
+/// A fresh state directory and the daemon configuration that uses it, removed afterwards.
+final class StateDirectory {
+    let path: String
+    let configuration: DaemonConfiguration
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        configuration = try DaemonConfiguration(
+            reader: ConfigReader(
+                provider: InMemoryProvider(values: ["stateDirectory": .init(.string(path), isSecret: false)])))
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
 @Suite("The engine")
 struct EngineTests {
     @Test(
         "when the store cannot commit, every write in the batch gets storage_error, reads are still answered, and nothing is published"
     )
     func storageErrors() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = try DaemonConfiguration(
-            reader: ConfigReader(
-                provider: InMemoryProvider(values: ["stateDirectory": .init(.string(directory), isSecret: false)])))
+        let state = try StateDirectory()
+        defer { withExtendedLifetime(state) {} }
+        let configuration = state.configuration
         let logger = Logger(label: "test.engine")
         let real = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
         let engine = Engine(
@@ -92,13 +104,9 @@ struct EngineTests {
         "a batch of only invalid submissions is answered without opening a write transaction, while another process holds the write lock"
     )
     func invalidSubmissionsNeverWait() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = try DaemonConfiguration(
-            reader: ConfigReader(
-                provider: InMemoryProvider(values: ["stateDirectory": .init(.string(directory), isSecret: false)])))
+        let state = try StateDirectory()
+        defer { withExtendedLifetime(state) {} }
+        let configuration = state.configuration
         let logger = Logger(label: "test.engine")
         var storeConfiguration = SQLiteQuoteStore.Configuration()
         storeConfiguration.busyTimeout = .milliseconds(300)
