@@ -113,6 +113,9 @@ struct WaitListTests {
         let daemon = try DaemonProcess(arguments: ["--catalog", try Self.oneMechanicCatalog()])
         defer { #expect(daemon.stop() == 0) }
         let env = Quotectl.environment(daemon)
+        let watcher = try Watcher(["--json", "--state", "waiting"], environment: env)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
         let submit = [
             "submit", "--name", "Ann Lee", "--email", "ann@example.com", "--address", "1 Elm St", "--make", "Honda",
             "--model", "Civic", "--year", "2015", "--trim", "EX", "--service", "Oil Change",
@@ -139,6 +142,10 @@ struct WaitListTests {
         #expect(rows.count == 2)
         #expect(rows.first?.hasPrefix("1 ") == true && rows.first?.contains("anyone able") == true)
         #expect(rows.last?.hasPrefix("2 ") == true && rows.last?.contains("Solo Mechanic") == true)
+        #expect(watcher.wait { stdout, _ in stdout.count >= 2 }, "watch printed \(watcher.stdout)")
+        let waits = try watcher.events()
+        #expect(waits.map { $0["type"] as? String } == ["quote.waiting", "quote.waiting"])
+        #expect(waits.map { $0["from"] as? String } == ["ready", "ready"])
         let stats = try Quotectl.run(["stats"], environment: env)
         #expect(stats.stdout.contains("oldest waiting for"))
         #expect(stats.stdout.split(separator: "\n").contains { $0.hasPrefix("waiting") && $0.hasSuffix("2") })
