@@ -118,6 +118,8 @@ let package = Package(
                 "QuoteCore",
                 "QuoteRules",
                 "QuoteStore",
+                "QuoteWire",
+                "ZeroMQ",
                 "QuoteStoreSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

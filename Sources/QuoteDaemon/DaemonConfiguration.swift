@@ -18,6 +18,8 @@ import Foundation
 /// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
 ///   are kept; default 100,000.
 /// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024.
+/// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
+///   but loopback, `ipc://` and `inproc://`) without authentication; default false, and such a bind stops start-up.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
 public struct DaemonConfiguration: Sendable, Hashable {
@@ -31,6 +33,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var retentionEvents: Int
     public var maxBatch: Int
     public var highWaterMark: Int
+    public var allowInsecure: Bool
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -51,10 +54,38 @@ public struct DaemonConfiguration: Sendable, Hashable {
             reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
+        allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
+        if reader.string(forKey: "security.serverKey") != nil
+            || reader.string(forKey: "security.clientsDirectory") != nil
+        {
+            throw ConfigurationError(
+                key: "security", reason: "CURVE authentication is not in this version of quoted; remove the section")
+        }
+        if !allowInsecure {
+            for (key, value) in [("endpoint", endpoint), ("events", events)] where !Self.isLocal(value) {
+                throw ConfigurationError(
+                    key: key,
+                    reason:
+                        "\"\(value)\" is reachable beyond this host, and nothing authenticates its peers; bind loopback, ipc:// or inproc://, or set allowInsecure: true on purpose"
+                )
+            }
+        }
         for (old, new) in Self.moved
         where reader.string(forKey: ConfigKey(old)) != nil || reader.int(forKey: ConfigKey(old)) != nil {
             throw ConfigurationError(key: old, reason: "moved to \(new)")
         }
+    }
+
+    /// Whether a bind on `endpoint` is reachable from this host only: loopback TCP (`127.0.0.0/8`,
+    /// `::1`, `localhost`, the `lo` interface), `ipc://` or `inproc://`.
+    public static func isLocal(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
+        guard endpoint.hasPrefix("tcp://") else { return false }
+        let address = endpoint.dropFirst("tcp://".count)
+        guard let colon = address.lastIndex(of: ":") else { return false }
+        let host = address[..<colon]
+        return host == "localhost" || host == "lo" || host == "[::1]" || host == "::1"
+            || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
     }
 
     /// Keys that moved under the store's section, with where they are now.

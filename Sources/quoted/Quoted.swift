@@ -7,7 +7,7 @@ struct Quoted: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quoted",
         abstract: "Quote dispatch over ZeroMQ: prices quotes, books mechanics, publishes every change.",
-        subcommands: [Serve.self, Repair.self],
+        subcommands: [Serve.self, Repair.self, Keygen.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -63,6 +63,42 @@ struct DaemonConfigurationTests {
         #expect(error?.reason == "moved to \(new)")
     }
 
+    @Test(
+        "only binds reachable from this host alone are allowed without security",
+        arguments: [
+            ("tcp://127.0.0.1:5555", true), ("tcp://127.0.0.2:*", true), ("tcp://localhost:*", true),
+            ("tcp://[::1]:5555", true), ("tcp://lo:5555", true), ("ipc:///run/quoted.sock", true),
+            ("inproc://quoted", true), ("tcp://0.0.0.0:5555", false), ("tcp://*:5555", false),
+            ("tcp://eth0:5555", false), ("tcp://192.168.1.2:5555", false), ("tcp://127.example.com:1", false),
+        ])
+    func localBinds(endpoint: String, local: Bool) throws {
+        #expect(DaemonConfiguration.isLocal(endpoint) == local)
+        let settings: [AbsoluteConfigKey: ConfigValue] = ["events": .init(.string(endpoint), isSecret: false)]
+        if local {
+            #expect(try DaemonConfiguration(reader: Self.reader(settings)).events == endpoint)
+        } else {
+            let error = #expect(throws: ConfigurationError.self) {
+                try DaemonConfiguration(reader: Self.reader(settings))
+            }
+            #expect(error?.key == "events")
+            #expect(error?.reason.contains("allowInsecure") == true)
+            var insecure = settings
+            insecure["allowInsecure"] = .init(.bool(true), isSecret: false)
+            #expect(try DaemonConfiguration(reader: Self.reader(insecure)).allowInsecure)
+        }
+    }
+
+    @Test("a security section is refused until this version can honour it, never ignored")
+    func securityNotSilentlyIgnored() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration(
+                reader: Self.reader([
+                    "security.serverKey": .init(.string("/etc/quoted/server.key_secret"), isSecret: false)
+                ]))
+        }
+        #expect(error?.key == "security")
+    }
+
     @Test("deploy/quoted.yaml reads without error, its store settings under store.sqlite")
     func deployedFile() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

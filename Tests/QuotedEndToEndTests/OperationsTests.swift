@@ -54,6 +54,47 @@ struct OperationsTests {
         #expect(output.contains("\"lots\" is not a whole number"))
     }
 
+    @Test(
+        "binding beyond loopback without security stops start-up with exit 78 naming the key; allowInsecure lets it bind",
+        arguments: ["--endpoint", "--events"])
+    func insecureBindRefused(flag: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bind-\(UUID().uuidString)").path
+        let refused = try Binaries.run(
+            "quoted", [flag, "tcp://0.0.0.0:0", "--state-dir", directory],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(refused.status == 78)
+        let key = flag == "--endpoint" ? "endpoint" : "events"
+        #expect(refused.stderr.contains("invalid configuration: \(key): \"tcp://0.0.0.0:0\""), "\(refused.stderr)")
+        #expect(refused.stderr.contains("allowInsecure"))
+        let wide = "tcp://0.0.0.0:0"
+        let daemon = try DaemonProcess(
+            environment: ["QUOTED_ALLOW_INSECURE": "true"],
+            endpoint: flag == "--endpoint" ? wide : "tcp://127.0.0.1:*",
+            eventsEndpoint: flag == "--events" ? wide : "tcp://127.0.0.1:*")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("quoted keygen and quotectl keygen write a pair with the role, the secret mode 0600, and never overwrite one")
+    func keygen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)").path
+        for (binary, name) in [("quoted", "server"), ("quotectl", "ann")] {
+            let made = try Binaries.run(binary, ["keygen", name, "--role", "observer", "--dir", directory])
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.stdout.contains("\(directory)/\(name).key_secret"))
+            let secret = try String(contentsOfFile: "\(directory)/\(name).key_secret", encoding: .utf8)
+            #expect(secret.contains("role = \"observer\"") && secret.contains("secret-key = \""))
+            let mode = try FileManager.default.attributesOfItem(atPath: "\(directory)/\(name).key_secret")[
+                .posixPermissions]
+            #expect((mode as? NSNumber)?.intValue == 0o600)
+            let again = try Binaries.run(binary, ["keygen", name, "--dir", directory])
+            #expect(again.status == 64, "an existing pair is a usage error")
+            #expect(again.stderr.contains("--force"))
+            #expect(try String(contentsOfFile: "\(directory)/\(name).key_secret", encoding: .utf8) == secret)
+            let role = try Binaries.run(binary, ["keygen", "x", "--role", "admin", "--dir", directory])
+            #expect(role.status == 64 && role.stderr.contains("unknown role"))
+        }
+    }
+
     @Test("thousands of malformed, truncated, random and oversized frames get errors while good clients are served")
     func hostileInput() throws {
         let daemon = try DaemonProcess(arguments: ["--max-message-bytes", "4096"])

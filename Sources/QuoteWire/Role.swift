@@ -1,0 +1,7 @@
+/// What a client key may do, named in its certificate's metadata (`role = "operator"`):
+/// `operator` everything; `client` submit and act on its own quotes; `observer` read only.
+public enum Role: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case `operator`, client, observer
+
+    public var description: String { rawValue }
+}
