@@ -110,16 +110,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Commands both executables share
+        .target(
+            name: "KeyCommands",
+            dependencies: [
+                "QuoteWire",
+                "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "quoted",
             dependencies: [
+                "KeyCommands",
                 "QuoteDaemon",
                 "QuoteCore",
                 "QuoteRules",
                 "QuoteStore",
-                "QuoteWire",
-                "ZeroMQ",
                 "QuoteStoreSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -133,6 +143,7 @@ let package = Package(
         .executableTarget(
             name: "quotectl",
             dependencies: [
+                "KeyCommands",
                 "QuoteClient",
                 "QuoteCore",
                 "QuoteWire",

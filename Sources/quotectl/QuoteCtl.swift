@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyCommands
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KeyCommands
 
 /// `quoted`: the quote-dispatch daemon. `quoted` alone serves; `quoted repair` fixes what the
 /// start-up integrity check reported.

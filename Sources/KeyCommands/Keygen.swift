@@ -1,13 +1,13 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import QuoteWire
 import ZeroMQ
 
-/// `quoted keygen NAME`: a CURVE certificate pair in czmq's format, for quoted itself (its
-/// `security.serverKey`) or for a client to allow (its public file goes in
-/// `security.clientsDirectory`).
-struct Keygen: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `keygen NAME`, in both `quoted` and `quotectl`: a CURVE certificate pair in czmq's format,
+/// for quoted itself (its server key) or for a client (whose public file, with its role, goes
+/// in quoted's clients directory).
+public struct Keygen: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         abstract: "Write a CURVE certificate pair: NAME.key (public) and NAME.key_secret (mode 0600).")
 
     @Argument(help: "The certificate's name, also written into its metadata.") var name: String
@@ -16,7 +16,9 @@ struct Keygen: ParsableCommand {
     @Option(name: .customLong("dir"), help: "Where to write the files.") var directory = "."
     @Flag(help: "Replace files of the same name.") var force = false
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         if let role, Role(rawValue: role) == nil {
             throw ValidationError(
                 "unknown role \"\(role)\"; use one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -24,7 +26,7 @@ struct Keygen: ParsableCommand {
         guard !name.isEmpty, !name.contains("/") else { throw ValidationError("NAME must be a plain file name") }
     }
 
-    func run() throws {
+    public func run() throws {
         var metadata = ["name": name]
         if let role { metadata["role"] = role }
         do {
