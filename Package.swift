@@ -172,9 +172,15 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What several test targets share: running the project's Python (pyzmq).
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ"],
+            dependencies: ["ZeroMQ", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -233,7 +239,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuotedEndToEndTests",
-            dependencies: ["ZeroMQ"],
+            dependencies: ["ZeroMQ", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

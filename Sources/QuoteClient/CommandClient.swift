@@ -12,11 +12,14 @@ public struct CommandClient: ~Copyable {
     /// How long to wait for each reply.
     public let timeout: Duration
 
-    /// Connects (in the background) to `endpoint`.
-    public init(context: Context, endpoint: String, timeout: Duration) throws(ClientError) {
+    /// Connects (in the background) to `endpoint`, with `curve` when quoted requires it.
+    public init(
+        context: Context, endpoint: String, timeout: Duration, curve: CurveCredentials? = nil
+    ) throws(ClientError) {
         do {
             let socket = try Socket(context, type: .dealer)
             try socket.set(.linger, 0)
+            try curve?.configure(socket)
             try socket.connect(endpoint)
             self.socket = socket
         } catch {

@@ -49,13 +49,16 @@ public struct EventFollower: ~Copyable {
     private var sequencer: EventSequencer
     private var everConnected = false
 
-    /// Connects to `events`; `since` starts after that seq (`nil`: from now on).
+    /// Connects to `events`, with `curve` when quoted requires it; `since` starts after that
+    /// seq (`nil`: from now on).
     public init(
-        context: Context, client: consuming CommandClient, events: String, since: Int64?, options: Options = Options()
+        context: Context, client: consuming CommandClient, events: String, since: Int64?,
+        curve: CurveCredentials? = nil, options: Options = Options()
     ) throws(ClientError) {
         do {
             let subscriber = try Socket(context, type: .sub)
             try subscriber.set(.linger, 0)
+            try curve?.configure(subscriber)
             try subscriber.set(.receiveHighWaterMark, options.receiveHighWaterMark)
             if let size = options.receiveBuffer { try subscriber.set(.receiveBuffer, size) }
             try subscriber.set(.subscribe, [])

@@ -22,6 +22,7 @@ public final class CommandServer: Service {
     }
 
     private let configuration: DaemonConfiguration
+    private let access: AccessControl?
     private let store: any QuoteStore
     private let catalog: LiveCatalog
     private let logger: Logger
@@ -32,12 +33,15 @@ public final class CommandServer: Service {
     private let worker = Mutex<StoreWorker?>(nil)
     private let onReady: @Sendable (Endpoints) -> Void
 
-    /// Creates the server; nothing is bound until ``run()``.
+    /// Creates the server; nothing is bound until ``run()``. With `access`, both sockets are
+    /// CURVE servers letting in only its listed keys, as their roles allow.
     public init(
-        configuration: DaemonConfiguration, store: any QuoteStore, catalog: LiveCatalog, logger: Logger,
-        notifier: SystemdNotifier = .init(), onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
+        configuration: DaemonConfiguration, access: AccessControl? = nil, store: any QuoteStore, catalog: LiveCatalog,
+        logger: Logger, notifier: SystemdNotifier = .init(),
+        onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
     ) {
         self.configuration = configuration
+        self.access = access
         self.store = store
         self.catalog = catalog
         self.logger = logger
@@ -97,9 +101,16 @@ public final class CommandServer: Service {
     // MARK: The I/O loop
 
     private func loop(worker: StoreWorker, lastSeq: Int64) throws {
-        let engine = Engine(store: store, catalog: catalog, configuration: configuration, logger: logger)
+        let engine = Engine(
+            store: store, catalog: catalog, configuration: configuration, access: access, logger: logger)
         let context = try Context()
+        // The ZAP handler first: no handshake may happen before it can answer.
+        // (Without `security` it stays unbound, and never readable.)
+        let zap = try Socket(context, type: .rep)
+        try zap.set(.linger, 0)
+        if access != nil { try zap.bind(ZAP.endpoint) }
         let router = try Socket(context, type: .router)
+        try secure(router, domain: AccessControl.commandsDomain)
         try router.set(.linger, 0)
         try router.set(.receiveHighWaterMark, Int32(clamping: configuration.highWaterMark))
         try router.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
@@ -111,6 +122,7 @@ public final class CommandServer: Service {
         try router.set(.heartbeatTTL, 30_000)
         try router.bind(configuration.endpoint)
         let publisher = try Socket(context, type: .pub)
+        try secure(publisher, domain: AccessControl.eventsDomain)
         try publisher.set(.linger, 0)
         try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
         try publisher.bind(configuration.events)
@@ -119,7 +131,10 @@ public final class CommandServer: Service {
 
         logger.notice(
             "quoted ready",
-            metadata: ["commands": "\(endpoints.commands)", "events": "\(endpoints.events)", "lastSeq": "\(lastSeq)"])
+            metadata: [
+                "commands": "\(endpoints.commands)", "events": "\(endpoints.events)", "lastSeq": "\(lastSeq)",
+                "security": "\(access.map { "curve, \($0.principals.count) client keys" } ?? "none (local only)")",
+            ])
         notifier.notify("READY=1\nSTATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
         onReady(endpoints)
 
@@ -127,13 +142,23 @@ public final class CommandServer: Service {
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
         // With the batch being received full, only the store matters: polling the ROUTER too
-        // would return at once, again and again, while messages wait in its queue.
+        // would return at once, again and again, while messages wait in its queue. (And
+        // handshakes: the ZAP handler is asked either way.)
         var storeOnly = Poller()
         storeOnly.register(fileDescriptor: worker.readyDescriptor)
+        let zapIndex = poller.register(zap)
+        let zapOnlyIndex = storeOnly.register(zap)
+        // Never readable, but polling it has libzmq process its commands while nothing is
+        // published: a subscriber's connection closing, or all of them when unbound.
+        poller.register(publisher)
+        storeOnly.register(publisher)
+        let metadata = access == nil ? [] : ["User-Id"]
         let clock = ContinuousClock()
         var nextWatchdog = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
         var room = true
+        /// The events socket was unbound to drop its connections, and is not bound again yet.
+        var eventsUnbound = false
 
         // While the store loop commits batch N, this thread replies to and publishes what
         // was committed before it, and receives and decodes batch N+1 message by message,
@@ -141,12 +166,31 @@ public final class CommandServer: Service {
         while !stopping.load(ordering: .relaxed) {
             let storeReady: Bool
             let routerReady: Bool
+            let zapReady: Bool
             if room {
                 try poller.poll(timeout: pollInterval)
                 (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
+                zapReady = poller.isReadable(zapIndex)
             } else {
                 try storeOnly.poll(timeout: pollInterval)
                 (storeReady, routerReady) = (storeOnly.isReadable(0), false)
+                zapReady = storeOnly.isReadable(zapOnlyIndex)
+            }
+            if let access, zapReady {
+                try Self.answerHandshakes(zap, access: access)
+            }
+            if let access, access.takeSubscriberRevocation() {
+                // A subscriber's key was withdrawn: unbinding drops every subscription; the
+                // others reconnect and authenticate anew, and catch up on what they missed by
+                // seq. The port is free again once libzmq has closed the old listener, a
+                // moment later: until then events are published to no one.
+                try publisher.unbind(endpoints.events)
+                eventsUnbound = true
+                logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
+            }
+            if eventsUnbound, try Self.bindAgain(publisher, endpoints.events) {
+                eventsUnbound = false
+                logger.notice("events socket bound again", metadata: ["events": "\(endpoints.events)"])
             }
             if storeReady {
                 for executed in worker.takeResults() {
@@ -155,7 +199,7 @@ public final class CommandServer: Service {
                 room = worker.hasRoom
             }
             if room && (routerReady || storeReady) {
-                while let message = try router.receiveMultipart(dontWait: true) {
+                while let message = try router.receiveMultipart(dontWait: true, metadata: metadata) {
                     room = worker.append(message, engine: engine)
                     if !room { break }
                 }
@@ -178,6 +222,42 @@ public final class CommandServer: Service {
         // Give the last replies and events a moment to leave.
         router.close(linger: .milliseconds(500))
         publisher.close(linger: .milliseconds(500))
+        zap.close(linger: .zero)
+    }
+
+    /// Makes `socket` a CURVE server whose handshakes the ZAP handler decides, for `domain`;
+    /// nothing without `security`.
+    private func secure(_ socket: borrowing Socket, domain: String) throws(ZeroMQError) {
+        guard let access else { return }
+        try socket.set(.curveServer, true)
+        try socket.set(.curveSecretKey, access.serverKeys.secretKey)
+        try socket.set(.zapDomain, domain)
+        try socket.set(.zapEnforceDomain, true)
+    }
+
+    /// Binds `socket` to `endpoint` again; `false` while the port is still held by the
+    /// listener being closed (to try again on the loop's next turn).
+    private static func bindAgain(_ socket: borrowing Socket, _ endpoint: String) throws(ZeroMQError) -> Bool {
+        do {
+            try socket.bind(endpoint)
+            return true
+        } catch {
+            guard error.errno == EADDRINUSE else { throw error }
+            return false
+        }
+    }
+
+    /// Answers every waiting ZAP request (RFC 27) from the allow-list.
+    private static func answerHandshakes(_ zap: borrowing Socket, access: AccessControl) throws(ZeroMQError) {
+        while let message = try zap.receiveMultipart(dontWait: true) {
+            guard let request = ZAP.Request(frames: message.frames) else {
+                _ = try zap.send(multipart: [
+                    Array("1.0".utf8), [], Array("500".utf8), Array("bad request".utf8), [], [],
+                ])
+                continue
+            }
+            _ = try zap.send(multipart: access.authenticate(request), dontWait: true)
+        }
     }
 
     /// Sends a batch's replies, then encodes and publishes its events: a client's next

@@ -18,8 +18,13 @@ import Foundation
 /// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
 ///   are kept; default 100,000.
 /// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024.
+/// - `security.serverKey` / `QUOTED_SECURITY_SERVER_KEY` / `--server-key`: the daemon's secret CURVE certificate
+///   (czmq `zcert`, `NAME.key_secret`). With it, both sockets are CURVE servers that let in only listed keys.
+/// - `security.clientsDirectory` / `QUOTED_SECURITY_CLIENTS_DIRECTORY` / `--clients`: the allow-list, one public
+///   certificate (`NAME.key`) per client, its role in metadata (`role = "operator"`, `client` or `observer`);
+///   re-read on SIGHUP. Required with `security.serverKey`, and it with it.
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
-///   but loopback, `ipc://` and `inproc://`) without authentication; default false, and such a bind stops start-up.
+///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
 ///   dropped (events); default 10,000.
 public struct DaemonConfiguration: Sendable, Hashable {
@@ -34,6 +39,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var maxBatch: Int
     public var highWaterMark: Int
     public var allowInsecure: Bool
+    /// The daemon's secret certificate, with `security`.
+    public var serverKeyFile: String?
+    /// The allow-list's directory, with `security`.
+    public var clientsDirectory: String?
+
+    /// Whether both sockets authenticate their peers (`security` is set).
+    public var isSecure: Bool { serverKeyFile != nil }
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -55,18 +67,23 @@ public struct DaemonConfiguration: Sendable, Hashable {
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
         allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
-        if reader.string(forKey: "security.serverKey") != nil
-            || reader.string(forKey: "security.clientsDirectory") != nil
-        {
+        serverKeyFile = reader.string(forKey: "security.serverKey").flatMap { $0.isEmpty ? nil : $0 }
+        clientsDirectory = reader.string(forKey: "security.clientsDirectory").flatMap { $0.isEmpty ? nil : $0 }
+        if serverKeyFile != nil && clientsDirectory == nil {
             throw ConfigurationError(
-                key: "security", reason: "CURVE authentication is not in this version of quoted; remove the section")
+                key: "security.clientsDirectory",
+                reason: "is required with security.serverKey: without an allow-list no client could connect")
         }
-        if !allowInsecure {
+        if clientsDirectory != nil && serverKeyFile == nil {
+            throw ConfigurationError(
+                key: "security.serverKey", reason: "is required with security.clientsDirectory")
+        }
+        if !allowInsecure && !isSecure {
             for (key, value) in [("endpoint", endpoint), ("events", events)] where !Self.isLocal(value) {
                 throw ConfigurationError(
                     key: key,
                     reason:
-                        "\"\(value)\" is reachable beyond this host, and nothing authenticates its peers; bind loopback, ipc:// or inproc://, or set allowInsecure: true on purpose"
+                        "\"\(value)\" is reachable beyond this host, and nothing authenticates its peers; configure security (serverKey and clientsDirectory), bind loopback, ipc:// or inproc://, or set allowInsecure: true on purpose"
                 )
             }
         }

@@ -36,6 +36,8 @@ public struct Engine {
         var envelope: [[UInt8]]
         var id: RequestID?
         var work: Work
+        /// Who asked: whose name the audit trail records, and which quotes they reach.
+        var actor: Actor
     }
 
     /// A batch decoded on the I/O thread, for the store.
@@ -67,16 +69,23 @@ public struct Engine {
     let store: any QuoteStore
     let catalog: LiveCatalog
     let configuration: DaemonConfiguration
+    /// The allow-list every request's key and role are checked against; `nil` without
+    /// `security`, when every caller is anonymous and may do everything.
+    let access: AccessControl?
     let logger: Logger
     let rulebook = Rulebook()
     private let codec = WireCodec()
 
-    /// An engine over `store`, checking commands against `catalog` and refusing what
-    /// `configuration` does not allow (message size).
-    public init(store: any QuoteStore, catalog: LiveCatalog, configuration: DaemonConfiguration, logger: Logger) {
+    /// An engine over `store`, checking commands against `catalog`, callers against `access`,
+    /// and refusing what `configuration` does not allow (message size).
+    public init(
+        store: any QuoteStore, catalog: LiveCatalog, configuration: DaemonConfiguration,
+        access: AccessControl? = nil, logger: Logger
+    ) {
         self.store = store
         self.catalog = catalog
         self.configuration = configuration
+        self.access = access
         self.logger = logger
     }
 
@@ -240,10 +249,10 @@ public struct Engine {
         case .quote(let from, let quote):
             WireEvent(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
-                to: quote.status.rawValue, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
+                to: quote.status.rawValue, by: event.by, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
         case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
             WireEvent(
-                seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue,
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue, by: event.by,
                 mechanic: WireQuote.WireMechanic(mechanic))
         }
     }
@@ -330,6 +339,11 @@ public struct Engine {
         case .failure(let error):
             return .failure(Refusal(envelope: envelope, id: nil, error: error))
         case .success(let request):
+            let actor: Actor
+            switch authorize(request, userId: message.metadata["User-Id"]) {
+            case .success(let authorized): actor = authorized
+            case .failure(let error): return .failure(Refusal(envelope: envelope, id: request.id, error: error))
+            }
             let action: RequestAction
             do {
                 action = try request.action(currency: catalog.currency)
@@ -338,21 +352,51 @@ public struct Engine {
             }
             switch action {
             case .read(let query):
-                return .success(Pending(envelope: envelope, id: request.id, work: .read(query)))
+                return .success(Pending(envelope: envelope, id: request.id, work: .read(query), actor: actor))
             case .write(let command):
-                switch rulebook.check(command, in: catalog, at: now) {
+                switch rulebook.check(command, in: catalog, at: now, by: actor) {
                 case .success(let checked):
-                    return .success(Pending(envelope: envelope, id: request.id, work: .write(checked)))
+                    return .success(Pending(envelope: envelope, id: request.id, work: .write(checked), actor: actor))
                 case .failure(let refusal):
                     if case .submit(_, let key?, _, _) = command {
                         return .success(
                             Pending(
-                                envelope: envelope, id: request.id, work: .replay(idempotencyKey: key, refusal: refusal)
-                            ))
+                                envelope: envelope, id: request.id,
+                                work: .replay(idempotencyKey: key, refusal: refusal), actor: actor))
                     }
                     return .failure(Refusal(envelope: envelope, id: request.id, error: WireError(refusal)))
                 }
             }
+        }
+    }
+
+    /// Who sends `request`, and how far they reach with its operation: without `security`,
+    /// anyone, everywhere; with it, the listed client of the connection's key (`userId`,
+    /// set by the ZAP handler), as its role allows. A key withdrawn since it connected, or an
+    /// operation its role does not allow, is `forbidden`.
+    private func authorize(_ request: WireRequest, userId: String?) -> Result<Actor, WireError> {
+        guard let access else { return .success(.anonymous) }
+        guard let principal = access.principal(userId: userId) else {
+            return .failure(
+                WireError(
+                    code: .forbidden,
+                    message: "this key is no longer in the clients directory; nothing was applied"))
+        }
+        // An unknown operation is for the request's own validation to name.
+        guard let operation = request.op.flatMap(Operation.init(rawValue:)) else {
+            return .success(Actor(name: principal.name, ownQuotesOnly: principal.role != .operator))
+        }
+        switch principal.role.access(to: operation) {
+        case .denied:
+            return .failure(
+                WireError(
+                    code: .forbidden,
+                    message:
+                        "the \(principal.role) role may not use \"\(operation.rawValue)\"; nothing was applied"))
+        case .granted:
+            return .success(Actor(name: principal.name))
+        case .ownQuotes:
+            return .success(Actor(name: principal.name, ownQuotesOnly: true))
         }
     }
 }

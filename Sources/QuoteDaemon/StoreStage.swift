@@ -32,22 +32,24 @@ struct StoreStage: Sendable {
     func execute(_ batch: Engine.Batch) async -> Engine.Executed {
         var executed = Engine.Executed(batch: batch, writeResults: [], readResults: [])
         if !batch.writes.isEmpty {
-            let commands = batch.writes.map { write -> CheckedCommand in
+            let requests = batch.writes.map { write -> CheckedRequest in
                 guard case .write(let command) = write.pending.work else { preconditionFailure("writes only") }
-                return command
+                return CheckedRequest(command, by: write.pending.actor)
             }
             do {
-                executed.writeResults = try await rulebook.apply(commands, catalog: batch.catalog, to: store)
+                executed.writeResults = try await rulebook.apply(
+                    requests: requests, catalog: batch.catalog, to: store)
             } catch {
                 logger.error(
-                    "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
+                    "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(requests.count)"])
                 executed.writeResults = nil
             }
         }
         executed.readResults.reserveCapacity(batch.reads.count)
         for read in batch.reads {
             do {
-                executed.readResults.append(try await answer(read.pending.work, catalog: batch.catalog))
+                executed.readResults.append(
+                    try await answer(read.pending.work, by: read.pending.actor, catalog: batch.catalog))
             } catch {
                 logger.error("store read failed", metadata: ["error": "\(error)"])
                 executed.readResults.append(
@@ -57,15 +59,17 @@ struct StoreStage: Sendable {
         return executed
     }
 
-    private func answer(_ work: Engine.Work, catalog: Catalog) async throws(StoreError) -> ReadResult {
+    private func answer(_ work: Engine.Work, by actor: Actor, catalog: Catalog) async throws(StoreError)
+        -> ReadResult
+    {
         switch work {
         case .write: preconditionFailure("only reads are answered here")
         case .replay(let key, let refusal):
-            return .written(try await rulebook.replay(idempotencyKey: key, refusal: refusal, from: store))
+            return .written(try await rulebook.replay(idempotencyKey: key, refusal: refusal, from: store, by: actor))
         case .read(let query):
             switch query {
             case .get(let id):
-                guard let record = try await store.quote(id) else {
+                guard let record = try await store.quote(id), actor.reaches(record.quote) else {
                     return .failure(WireError(QuoteError(.unknownQuote, "no quote \(id)")))
                 }
                 return .quote(record)

@@ -45,3 +45,17 @@ public struct CheckedSubmission: Sendable, Hashable {
             updatedAt: now)
     }
 }
+
+/// A checked command and who it is applied for: what a store transaction takes.
+public struct CheckedRequest: Sendable, Hashable {
+    /// What to do.
+    public var command: CheckedCommand
+    /// Who asks: recorded in the audit trail, and limiting the quotes reached.
+    public var actor: Actor
+
+    /// The request of `actor` to apply `command`.
+    public init(_ command: CheckedCommand, by actor: Actor) {
+        self.command = command
+        self.actor = actor
+    }
+}

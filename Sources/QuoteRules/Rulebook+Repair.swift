@@ -21,17 +21,19 @@ extension Rulebook {
                 if let quote, quote.status == .booked, quote.mechanic?.id == mechanicID {
                     claims.append((violation, quote, mechanicID))
                 } else if try await transaction.release(mechanicID, from: quoteID) {
-                    _ = try await transaction.append([
-                        .mechanicFree(Self.mechanic(mechanicID, in: catalog), quote: quoteID)
-                    ])
+                    _ = try await transaction.append(
+                        [
+                            .mechanicFree(Self.mechanic(mechanicID, in: catalog), quote: quoteID)
+                        ], by: Actor.daemon.name)
                     repaired.append(violation)
                 }
             }
             for (violation, quote, mechanicID) in claims
             where try await transaction.claim(mechanicID, minimumSkill: .junior, for: quote.id) {
-                _ = try await transaction.append([
-                    .mechanicBusy(quote.mechanic ?? Self.mechanic(mechanicID, in: catalog), quote: quote.id)
-                ])
+                _ = try await transaction.append(
+                    [
+                        .mechanicBusy(quote.mechanic ?? Self.mechanic(mechanicID, in: catalog), quote: quote.id)
+                    ], by: Actor.daemon.name)
                 repaired.append(violation)
             }
             return repaired

@@ -22,16 +22,18 @@ public struct Rulebook: Sendable {
 
     // MARK: Before the transaction
 
-    /// Checks what `command` can be checked without stored state, against `catalog` at `now`.
-    public func check(_ command: QuoteCommand, in catalog: Catalog, at now: Date) -> Result<CheckedCommand, QuoteError>
-    {
+    /// Checks what `command` can be checked without stored state, against `catalog` at `now`;
+    /// a submission's idempotency key becomes `actor`'s own.
+    public func check(
+        _ command: QuoteCommand, in catalog: Catalog, at now: Date, by actor: Actor = .anonymous
+    ) -> Result<CheckedCommand, QuoteError> {
         switch command {
         case .submit(let submission, let key, let book, let wait):
             do {
                 return .success(
                     .submit(
-                        try CheckedSubmission(submission, in: catalog, at: now), idempotencyKey: key, book: book,
-                        wait: wait))
+                        try CheckedSubmission(submission, in: catalog, at: now),
+                        idempotencyKey: key.map(actor.storedIdempotencyKey), book: book, wait: wait))
             } catch {
                 return .failure(error)
             }
@@ -54,9 +56,11 @@ public struct Rulebook: Sendable {
     /// key: when a quote was already submitted under that key, the retry is answered with it,
     /// as a valid one would be (the catalog may have changed since); otherwise the refusal.
     public func replay(
-        idempotencyKey: String, refusal: QuoteError, from store: any QuoteStore
+        idempotencyKey: String, refusal: QuoteError, from store: any QuoteStore, by actor: Actor = .anonymous
     ) async throws(StoreError) -> Result<CommandOutcome, QuoteError> {
-        guard let original = try await store.quote(idempotencyKey: idempotencyKey) else { return .failure(refusal) }
+        guard let original = try await store.quote(idempotencyKey: actor.storedIdempotencyKey(idempotencyKey)),
+            actor.reaches(original)
+        else { return .failure(refusal) }
         return .success(CommandOutcome(quote: original, events: [], replayed: true))
     }
 
@@ -67,11 +71,12 @@ public struct Rulebook: Sendable {
     /// that hold commands rather than requests (tools, tests). A refused submission that
     /// carries an idempotency key is answered as ``replay(idempotencyKey:refusal:from:)`` does.
     public func apply(
-        _ commands: [QuoteCommand], catalog: Catalog, to store: any QuoteStore, at now: Date = Date()
+        _ commands: [QuoteCommand], catalog: Catalog, to store: any QuoteStore, at now: Date = Date(),
+        by actor: Actor = .anonymous
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        let checked = commands.map { check($0, in: catalog, at: now) }
+        let checked = commands.map { check($0, in: catalog, at: now, by: actor) }
         var applied = try await apply(
-            checked.compactMap { try? $0.get() }, catalog: catalog, to: store
+            checked.compactMap { try? $0.get() }, catalog: catalog, to: store, by: actor
         ).makeIterator()
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(commands.count)
@@ -80,7 +85,7 @@ public struct Rulebook: Sendable {
             case .success: results.append(applied.next()!)
             case .failure(let refusal):
                 if case .submit(_, let key?, _, _) = command {
-                    results.append(try await replay(idempotencyKey: key, refusal: refusal, from: store))
+                    results.append(try await replay(idempotencyKey: key, refusal: refusal, from: store, by: actor))
                 } else {
                     results.append(.failure(refusal))
                 }
@@ -91,71 +96,89 @@ public struct Rulebook: Sendable {
 
     // MARK: In the transaction
 
-    /// Applies `commands` in one transaction of `store`, each succeeding or refused on its
+    /// Applies `commands`, all asked `by` one actor, in one transaction of `store`; see
+    /// ``apply(requests:catalog:to:)``.
+    public func apply(
+        _ commands: [CheckedCommand], catalog: Catalog, to store: any QuoteStore, by actor: Actor = .anonymous
+    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        try await apply(requests: commands.map { CheckedRequest($0, by: actor) }, catalog: catalog, to: store)
+    }
+
+    /// Applies `requests` in one transaction of `store`, each succeeding or refused on its
     /// own; throws only when the store failed, and then nothing was applied.
     public func apply(
-        _ commands: [CheckedCommand], catalog: Catalog, to store: any QuoteStore
+        requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        guard !commands.isEmpty else { return [] }
+        guard !requests.isEmpty else { return [] }
         return try await store.write { transaction throws(StoreError) in
-            try await self.apply(commands, catalog: catalog, in: transaction)
+            try await self.apply(requests: requests, catalog: catalog, in: transaction)
         }
     }
 
-    /// Applies `commands` in `transaction`, in order.
+    /// Applies `commands`, all asked `by` one actor, in `transaction`, in order.
     public func apply(
-        _ commands: [CheckedCommand], catalog: Catalog, in transaction: any StoreTransaction
+        _ commands: [CheckedCommand], catalog: Catalog, in transaction: any StoreTransaction,
+        by actor: Actor = .anonymous
+    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        try await apply(requests: commands.map { CheckedRequest($0, by: actor) }, catalog: catalog, in: transaction)
+    }
+
+    /// Applies `requests` in `transaction`, in order.
+    public func apply(
+        requests: [CheckedRequest], catalog: Catalog, in transaction: any StoreTransaction
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
         var results: [Result<CommandOutcome, QuoteError>] = []
-        results.reserveCapacity(commands.count)
-        for command in commands {
+        results.reserveCapacity(requests.count)
+        for request in requests {
+            let steps = Steps(transaction: transaction, actor: request.actor)
             results.append(
-                try await Self.refusable { try await self.execute(command, catalog: catalog, in: transaction) })
+                try await Self.refusable { try await self.execute(request.command, catalog: catalog, with: steps) })
         }
         return results
     }
 
     private func execute(
-        _ command: CheckedCommand, catalog: Catalog, in transaction: any StoreTransaction
+        _ command: CheckedCommand, catalog: Catalog, with steps: Steps
     ) async throws -> CommandOutcome {
+        let transaction = steps.transaction
         switch command {
         case .submit(let submission, let key, let book, let wait):
-            return try await submit(submission, key: key, book: book, wait: wait, in: transaction)
+            return try await submit(submission, key: key, book: book, wait: wait, with: steps)
         case .resolve(let id, let resolution):
-            let stored = try await load(id, in: transaction)
+            let stored = try await steps.load(id)
             let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
-            return CommandOutcome(
-                quote: resolved, events: try await record(resolved, replacing: stored, in: transaction))
+            return CommandOutcome(quote: resolved, events: try await steps.record(resolved, replacing: stored))
         case .book(let id, let mechanic, let wait):
-            return try await book(try await load(id, in: transaction), mechanic: mechanic, wait: wait, in: transaction)
+            return try await book(try await steps.load(id), mechanic: mechanic, wait: wait, with: steps)
         case .complete(let id):
-            let stored = try await load(id, in: transaction)
-            return try await finish(stored, as: try stored.completed(at: transaction.now), in: transaction)
+            let stored = try await steps.load(id)
+            return try await finish(stored, as: try stored.completed(at: transaction.now), with: steps)
         case .cancel(let id, let reason):
-            let stored = try await load(id, in: transaction)
-            return try await finish(
-                stored, as: try stored.cancelled(reason: reason, at: transaction.now), in: transaction)
+            let stored = try await steps.load(id)
+            return try await finish(stored, as: try stored.cancelled(reason: reason, at: transaction.now), with: steps)
         case .serveWaitList:
-            return try await serveWaitList(in: transaction)
+            return try await serveWaitList(with: steps)
         }
     }
 
     // MARK: Use cases
 
     private func submit(
-        _ submission: CheckedSubmission, key: String?, book: Bool, wait: Bool, in transaction: any StoreTransaction
+        _ submission: CheckedSubmission, key: String?, book: Bool, wait: Bool, with steps: Steps
     ) async throws -> CommandOutcome {
+        let transaction = steps.transaction
         if let key, let original = try await transaction.quote(idempotencyKey: key) {
             return CommandOutcome(quote: original, events: [], replayed: true)
         }
         let now = transaction.now
         let id = try await transaction.nextQuoteID()
-        let submitted = Quote(id: id, request: submission.request, submittedAt: now)
+        let by = steps.actor.name
+        let submitted = Quote(id: id, request: submission.request, submittedAt: now, submittedBy: by)
         let priced = Quote(
-            id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now)
-        let events = try await transaction.append([
-            .quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced),
-        ])
+            id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now,
+            submittedBy: by)
+        let events = try await transaction.append(
+            [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: by)
         try await transaction.insert(
             priced, idempotencyKey: key,
             history: [
@@ -167,7 +190,7 @@ public struct Rulebook: Sendable {
         // If no mechanic can be had (and it may not wait), the quote stays recorded and ready.
         try await transaction.savepoint()
         do {
-            let booking = try await self.book(priced, mechanic: nil, wait: wait, in: transaction)
+            let booking = try await self.book(priced, mechanic: nil, wait: wait, with: steps)
             try await transaction.releaseSavepoint()
             return CommandOutcome(
                 quote: booking.quote, events: events + booking.events, waitPosition: booking.waitPosition)
@@ -182,8 +205,9 @@ public struct Rulebook: Sendable {
     /// do every service in `DispatchOrder`. With `wait`, what would be refused for want of a
     /// free mechanic waits in line instead (for `named` alone, if given).
     private func book(
-        _ quote: Quote, mechanic named: Mechanic?, wait: Bool, in transaction: any StoreTransaction
+        _ quote: Quote, mechanic named: Mechanic?, wait: Bool, with steps: Steps
     ) async throws -> CommandOutcome {
+        let transaction = steps.transaction
         guard quote.status == .ready else { throw QuoteError.illegalTransition(from: quote.status, to: .booked) }
         let required = quote.request.requiredSkill
         let mechanic: Mechanic
@@ -192,7 +216,7 @@ public struct Rulebook: Sendable {
             _ = try quote.booked(with: named, at: transaction.now)
             guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
                 guard wait else { throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote") }
-                return try await enqueue(quote, for: named, in: transaction)
+                return try await enqueue(quote, for: named, with: steps)
             }
             mechanic = named
         } else if let preferred = quote.request.preferredMechanic,
@@ -205,68 +229,60 @@ public struct Rulebook: Sendable {
                     throw QuoteError(
                         .noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
                 }
-                return try await enqueue(quote, for: nil, in: transaction)
+                return try await enqueue(quote, for: nil, with: steps)
             }
             mechanic = picked
         }
         // The claim was the last decision: from here on a refusal would be a broken invariant.
         let now = transaction.now
         let booked = try Self.afterWriting { () throws(QuoteError) in try quote.booked(with: mechanic, at: now) }
-        let events = try await record(
-            booked, replacing: quote, with: [.mechanicBusy(mechanic, quote: quote.id)], in: transaction)
+        let events = try await steps.record(booked, replacing: quote, with: [.mechanicBusy(mechanic, quote: quote.id)])
         return CommandOutcome(quote: booked, events: events)
     }
 
     /// Puts a ready quote in line, for `mechanic` alone when given.
-    private func enqueue(_ quote: Quote, for mechanic: Mechanic?, in transaction: any StoreTransaction) async throws
-        -> CommandOutcome
-    {
-        let waiting = try quote.waiting(for: mechanic, at: transaction.now)
-        let events = try await record(waiting, replacing: quote, in: transaction)
-        let position = try await transaction.waitPosition(of: quote.id)
+    private func enqueue(_ quote: Quote, for mechanic: Mechanic?, with steps: Steps) async throws -> CommandOutcome {
+        let waiting = try quote.waiting(for: mechanic, at: steps.transaction.now)
+        let events = try await steps.record(waiting, replacing: quote)
+        let position = try await steps.transaction.waitPosition(of: quote.id)
         return CommandOutcome(quote: waiting, events: events, waitPosition: position)
     }
 
     /// Moves `stored` to `next` (completed or cancelled), freeing its mechanic if it had one;
     /// the mechanic freed takes the oldest waiting quote they can serve, in the same
-    /// transaction, its events after the release's.
-    private func finish(_ stored: Quote, as next: Quote, in transaction: any StoreTransaction) async throws
-        -> CommandOutcome
-    {
+    /// transaction, its events after the release's (and caused by the same actor).
+    private func finish(_ stored: Quote, as next: Quote, with steps: Steps) async throws -> CommandOutcome {
         guard let mechanic = stored.mechanic else {
-            return CommandOutcome(quote: next, events: try await record(next, replacing: stored, in: transaction))
+            return CommandOutcome(quote: next, events: try await steps.record(next, replacing: stored))
         }
-        guard try await transaction.release(mechanic.id, from: stored.id) else {
+        guard try await steps.transaction.release(mechanic.id, from: stored.id) else {
             throw StoreError(.database, "integrity: mechanic \(mechanic.id) was not held by quote \(stored.id)")
         }
-        var events = try await record(
-            next, replacing: stored, with: [.mechanicFree(mechanic, quote: stored.id)], in: transaction)
-        events += try await serve(mechanic, in: transaction)
+        var events = try await steps.record(next, replacing: stored, with: [.mechanicFree(mechanic, quote: stored.id)])
+        events += try await serve(mechanic, with: steps)
         return CommandOutcome(quote: next, events: events)
     }
 
     /// Books the oldest waiting quote that the free `mechanic` can serve (for a quote that
     /// named a mechanic: only that one) with them; no events when no one waits for them, or
     /// they cannot be claimed (no longer active).
-    private func serve(_ mechanic: Mechanic, in transaction: any StoreTransaction) async throws(StoreError)
-        -> [StoredEvent]
-    {
+    private func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
+        let transaction = steps.transaction
         guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
             try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
         else { return [] }
         let now = transaction.now
         let booked = try Self.afterWriting { () throws(QuoteError) in try next.booked(with: mechanic, at: now) }
-        return try await record(
-            booked, replacing: next, with: [.mechanicBusy(mechanic, quote: next.id)], in: transaction)
+        return try await steps.record(booked, replacing: next, with: [.mechanicBusy(mechanic, quote: next.id)])
     }
 
     /// Gives every free mechanic, in `DispatchOrder`, the oldest waiting quote they can serve.
     /// The outcome shows the last quote booked; it is refused when none could be.
-    private func serveWaitList(in transaction: any StoreTransaction) async throws -> CommandOutcome {
+    private func serveWaitList(with steps: Steps) async throws -> CommandOutcome {
         var events: [StoredEvent] = []
         var last: Quote?
-        for mechanic in try await transaction.freeMechanics() {
-            let served = try await serve(mechanic, in: transaction)
+        for mechanic in try await steps.transaction.freeMechanics() {
+            let served = try await serve(mechanic, with: steps)
             if case .quote(_, let quote)? = served.first?.kind { last = quote }
             events += served
         }
@@ -276,22 +292,30 @@ public struct Rulebook: Sendable {
 
     // MARK: Steps
 
-    private func load(_ id: QuoteID, in transaction: any StoreTransaction) async throws -> Quote {
-        guard let quote = try await transaction.quote(id) else { throw QuoteError(.unknownQuote, "no quote \(id)") }
-        return quote
-    }
+    /// One request's transaction and actor: the steps every use case is made of.
+    struct Steps {
+        let transaction: any StoreTransaction
+        let actor: Actor
 
-    /// Appends the event announcing `quote`'s new state, then `more`, and stores the quote
-    /// with the step (the event first: the step names its sequence number).
-    private func record(
-        _ quote: Quote, replacing stored: Quote, with more: [StoredEvent.Kind] = [],
-        in transaction: any StoreTransaction
-    ) async throws(StoreError) -> [StoredEvent] {
-        let from = stored.status
-        let events = try await transaction.append([.quote(from: from, quote: quote)] + more)
-        try await transaction.update(
-            quote, step: StateChange(from: from, to: quote.status, at: transaction.now, seq: events[0].seq))
-        return events
+        /// The quote `id`, if it exists for the actor.
+        func load(_ id: QuoteID) async throws -> Quote {
+            guard let quote = try await transaction.quote(id), actor.reaches(quote) else {
+                throw QuoteError(.unknownQuote, "no quote \(id)")
+            }
+            return quote
+        }
+
+        /// Appends the event announcing `quote`'s new state, then `more`, and stores the quote
+        /// with the step (the event first: the step names its sequence number).
+        func record(
+            _ quote: Quote, replacing stored: Quote, with more: [StoredEvent.Kind] = []
+        ) async throws(StoreError) -> [StoredEvent] {
+            let from = stored.status
+            let events = try await transaction.append([.quote(from: from, quote: quote)] + more, by: actor.name)
+            try await transaction.update(
+                quote, step: StateChange(from: from, to: quote.status, at: transaction.now, seq: events[0].seq))
+            return events
+        }
     }
 
     // MARK: Outcomes

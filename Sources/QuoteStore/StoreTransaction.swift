@@ -56,9 +56,9 @@ public protocol StoreTransaction: AnyObject {
     /// Every free, active mechanic, in `QuoteCore.DispatchOrder`.
     func freeMechanics() async throws(StoreError) -> [Mechanic]
 
-    /// Appends `changes` to the event log, in order, numbering them after every event before
-    /// them, with no gap; returns them as logged.
-    func append(_ changes: [StoredEvent.Kind]) async throws(StoreError) -> [StoredEvent]
+    /// Appends `changes`, caused `by` whom (see ``StoredEvent/by``), to the event log, in
+    /// order, numbering them after every event before them, with no gap; returns them as logged.
+    func append(_ changes: [StoredEvent.Kind], by: String?) async throws(StoreError) -> [StoredEvent]
 
     /// Opens a savepoint, nested in any already open: what follows can be undone on its own.
     func savepoint() async throws(StoreError)

@@ -20,12 +20,17 @@ public struct StoredEvent: Sendable, Hashable {
     public var at: Date
     /// The change.
     public var kind: Kind
+    /// Who caused it: the name of the client certificate whose request made the change (a
+    /// mechanic freed by a completion, and the waiting quote they then take, included), the
+    /// daemon's own name for its own work, or `nil` when no one was authenticated.
+    public var by: String?
 
     /// Creates an event.
-    public init(seq: Int64, at: Date, kind: Kind) {
+    public init(seq: Int64, at: Date, kind: Kind, by: String? = nil) {
         self.seq = seq
         self.at = at
         self.kind = kind
+        self.by = by
     }
 
     /// The topic it is published under: `quote.<state>`, `mechanic.busy` or `mechanic.free`.

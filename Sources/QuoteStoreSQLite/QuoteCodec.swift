@@ -7,7 +7,8 @@ import QuoteCore
 ///
 /// Layout: a version byte (1), then fields in declaration order; integers as zig-zag
 /// LEB128, strings as length and UTF-8, dates as the bits of their `Double` interval,
-/// optionals behind a 0/1 byte. Append-only: a later version adds fields at the end.
+/// optionals behind a 0/1 byte. Append-only: a later field goes at the end, and a record
+/// that ends before it reads it as absent (`submittedBy`).
 enum QuoteCodec {
     static let version: UInt8 = 1
 
@@ -238,6 +239,8 @@ private struct Writer: ~Copyable {
         }
         date(quote.submittedAt)
         date(quote.updatedAt)
+        // Appended later: a record written before it ends here, and reads as nil.
+        optional(quote.submittedBy) { $0.string($1) }
     }
 }
 
@@ -403,6 +406,11 @@ private struct Reader {
         default:
             throw QuoteCodec.CorruptRecord(description: "stored stage is unknown")
         }
-        return Quote(id: id, request: request, stage: stage, submittedAt: try date(), updatedAt: try date())
+        let submittedAt = try date()
+        let updatedAt = try date()
+        let submittedBy = offset < buffer.count ? try optional { try $0.string() } : nil
+        return Quote(
+            id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
+            submittedBy: submittedBy)
     }
 }

@@ -148,6 +148,10 @@ extension SQLiteQuoteStore {
                     CREATE INDEX quotes_waiting ON quotes(wait_seq) WHERE wait_seq IS NOT NULL;
                     """)
         }
+        // Who caused each event (`StoredEvent.by`); who submitted each quote is in its record.
+        migrator.registerMigration("v6: the audit trail") { db in
+            try db.execute(sql: "ALTER TABLE events ADD COLUMN actor TEXT")
+        }
         return migrator
     }
 

@@ -285,7 +285,7 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
         try await read { db in
-            let columns = "SELECT seq, at, type, quote_id, from_state, data FROM events"
+            let columns = "SELECT seq, at, type, quote_id, from_state, data, actor FROM events"
             let rows = try Row.fetchAll(
                 db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
             return try rows.indices.map { index in
@@ -391,12 +391,16 @@ public final class SQLiteQuoteStore: QuoteStore {
                     description: "event \(seq) (quote.submitted) has no priced event after it")
             }
             let quote = try QuoteCodec.decodeQuote(priced[5])
-            kind = .quote(from: nil, quote: Quote(id: quote.id, request: quote.request, submittedAt: quote.submittedAt))
+            kind = .quote(
+                from: nil,
+                quote: Quote(
+                    id: quote.id, request: quote.request, submittedAt: quote.submittedAt,
+                    submittedBy: quote.submittedBy))
         default:
             kind = .quote(
                 from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
         }
-        return StoredEvent(seq: seq, at: at, kind: kind)
+        return StoredEvent(seq: seq, at: at, kind: kind, by: row[6])
     }
 }
 

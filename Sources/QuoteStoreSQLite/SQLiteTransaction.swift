@@ -279,15 +279,15 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Events
 
-    func append(_ changes: [StoredEvent.Kind]) throws(StoreError) -> [StoredEvent] {
+    func append(_ changes: [StoredEvent.Kind], by actor: String?) throws(StoreError) -> [StoredEvent] {
         try run {
             try willWrite()
             if changes.count == 2, case .quote(nil, let submitted) = changes[0],
                 case .quote(.submitted, let priced) = changes[1], submitted.id == priced.id
             {
-                return try appendSubmission(submitted, priced: priced)
+                return try appendSubmission(submitted, priced: priced, by: actor)
             }
-            return try changes.map(appendOne)
+            return try changes.map { try appendOne($0, by: actor) }
         }
     }
 
@@ -297,7 +297,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// `quote.submitted` is stored without data: its quote is the priced one back at its
     /// first state, and reading the log rebuilds it from the next event
     /// (`SQLiteQuoteStore.event(_:next:)`), which saves encoding and storing it twice.
-    private func appendSubmission(_ submitted: Quote, priced: Quote) throws -> [StoredEvent] {
+    private func appendSubmission(_ submitted: Quote, priced: Quote, by actor: String?) throws -> [StoredEvent] {
         // The states are closed enums, written into the SQL rather than bound: a text bind
         // copies into a fresh SQLite allocation.
         let status = priced.status
@@ -305,9 +305,9 @@ final class SQLiteTransaction: StoreTransaction {
         let statement = try prepared(
             status == .ready ? .readySubmissionEvents : .pendingSubmissionEvents,
             """
-            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
-            VALUES (?, ?, 'quote.submitted', ?, NULL, NULL, 'submitted', X''),
-                (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?)
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
+            VALUES (?, ?, 'quote.submitted', ?, NULL, NULL, 'submitted', X'', ?),
+                (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?, ?)
             """)
         let id = submitted.id.rawValue
         let first = try nextSeq(count: 2)
@@ -316,27 +316,29 @@ final class SQLiteTransaction: StoreTransaction {
             $0.bind(first)
             $0.bind(nowMilliseconds)
             $0.bind(id)
+            $0.bind(actor)
             $0.bind(first + 1)
             $0.bind(nowMilliseconds)
             $0.bind(id)
             $0.bind(data)
+            $0.bind(actor)
         }
         let at = SQLiteQuoteStore.date(nowMilliseconds)
         return [
-            StoredEvent(seq: first, at: at, kind: .quote(from: nil, quote: submitted)),
-            StoredEvent(seq: first + 1, at: at, kind: .quote(from: .submitted, quote: priced)),
+            StoredEvent(seq: first, at: at, kind: .quote(from: nil, quote: submitted), by: actor),
+            StoredEvent(seq: first + 1, at: at, kind: .quote(from: .submitted, quote: priced), by: actor),
         ]
     }
 
-    private func appendOne(_ kind: StoredEvent.Kind) throws -> StoredEvent {
+    private func appendOne(_ kind: StoredEvent.Kind, by actor: String?) throws -> StoredEvent {
         let statement = try prepared(
             .event,
             """
-            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let seq = try nextSeq()
-        let event = StoredEvent(seq: seq, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind)
+        let event = StoredEvent(seq: seq, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind, by: actor)
         let mechanic: MechanicID?
         let from: QuoteStatus?
         let to: QuoteStatus?
@@ -356,6 +358,7 @@ final class SQLiteTransaction: StoreTransaction {
             $0.bind(from?.rawValue)
             $0.bind(to?.rawValue)
             $0.bind(data)
+            $0.bind(actor)
         }
         return event
     }

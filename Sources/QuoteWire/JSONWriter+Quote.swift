@@ -101,6 +101,7 @@ extension JSONWriter {
         }
         field("submittedAt", quote.submittedAt)
         field("updatedAt", quote.updatedAt)
+        field("submittedBy", quote.submittedBy)
         endObject()
         return requestPart
     }

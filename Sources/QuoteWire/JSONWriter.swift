@@ -553,6 +553,7 @@ extension JSONWriter {
         field("waitingSince", value.waitingSince)
         field("submittedAt", value.submittedAt)
         field("updatedAt", value.updatedAt)
+        field("submittedBy", value.submittedBy)
         endObject()
     }
 
@@ -571,6 +572,7 @@ extension JSONWriter {
         field("quoteId", value.quoteId)
         field("from", value.from)
         field("to", value.to)
+        field("by", value.by)
         if let encodedQuote {
             key("quote")
             raw(encodedQuote.json)

@@ -21,6 +21,9 @@ public struct WireError: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let malformedEnvelope = Code(rawValue: "malformed_envelope")
         /// The store failed; nothing was applied. Safe to retry with the same idempotency key.
         public static let storageError = Code(rawValue: "storage_error")
+        /// The caller's role may not do this operation (the message names both), or its key
+        /// was withdrawn from the allow-list since it connected. Nothing was applied.
+        public static let forbidden = Code(rawValue: "forbidden")
         /// The daemon is stopping and takes no more requests.
         public static let shuttingDown = Code(rawValue: "shutting_down")
     }

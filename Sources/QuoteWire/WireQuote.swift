@@ -58,6 +58,9 @@ public struct WireQuote: Codable, Sendable, Hashable {
     public var waitingSince: Date?
     public var submittedAt: Date
     public var updatedAt: Date
+    /// The name of the client certificate it was submitted under; absent when the daemon
+    /// authenticated no one.
+    public var submittedBy: String?
 
     /// The wire form of `quote`.
     public init(_ quote: Quote, currency: Currency = .usd) {
@@ -90,6 +93,7 @@ public struct WireQuote: Codable, Sendable, Hashable {
         waitingSince = quote.waitingSince
         submittedAt = quote.submittedAt
         updatedAt = quote.updatedAt
+        submittedBy = quote.submittedBy
     }
 }
 
@@ -102,13 +106,16 @@ public struct WireEvent: Codable, Sendable, Hashable {
     public var quoteId: Int64
     public var from: String?
     public var to: String?
+    /// Who caused the change: a client certificate's name, `quoted` for the daemon's own
+    /// work; absent when the daemon authenticated no one.
+    public var by: String?
     public var quote: WireQuote?
     public var mechanic: WireQuote.WireMechanic?
 
     /// Creates an event body.
     public init(
         seq: Int64, type: String, at: Date, quoteId: Int64, from: String? = nil, to: String? = nil,
-        quote: WireQuote? = nil, mechanic: WireQuote.WireMechanic? = nil
+        by: String? = nil, quote: WireQuote? = nil, mechanic: WireQuote.WireMechanic? = nil
     ) {
         self.v = 1
         self.seq = seq
@@ -117,6 +124,7 @@ public struct WireEvent: Codable, Sendable, Hashable {
         self.quoteId = quoteId
         self.from = from
         self.to = to
+        self.by = by
         self.quote = quote
         self.mechanic = mechanic
     }

@@ -12,6 +12,18 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "quoted's event endpoint; $QUOTED_EVENTS when set.")
     var events: String = ProcessInfo.processInfo.environment["QUOTED_EVENTS"] ?? "tcp://127.0.0.1:5556"
 
+    @Option(help: "Your secret CURVE certificate (NAME.key_secret), for a quoted with security; $QUOTED_KEY when set.")
+    var key: String?
+
+    @Option(
+        name: .customLong("server-key"), help: "quoted's public certificate (quoted.key); $QUOTED_SERVER_KEY when set.")
+    var serverKey: String?
+
+    /// `--key`, else `$QUOTED_KEY`.
+    var keyFile: String? { key ?? ProcessInfo.processInfo.environment["QUOTED_KEY"] }
+    /// `--server-key`, else `$QUOTED_SERVER_KEY`.
+    var serverKeyFile: String? { serverKey ?? ProcessInfo.processInfo.environment["QUOTED_SERVER_KEY"] }
+
     @Option(help: "Seconds to wait for each reply.")
     var timeout: Double = 5
 
@@ -22,6 +34,15 @@ struct GlobalOptions: ParsableArguments {
         guard timeout > 0 && timeout <= 3_600 else {
             throw ValidationError("--timeout must be between 0 and 3600 seconds")
         }
+        if (keyFile == nil) != (serverKeyFile == nil) {
+            throw ValidationError("--key and --server-key go together (or QUOTED_KEY and QUOTED_SERVER_KEY)")
+        }
+    }
+
+    /// The CURVE keys to connect with, when given.
+    func curve() throws(ClientError) -> CurveCredentials? {
+        guard let key = keyFile, let serverKey = serverKeyFile else { return nil }
+        return try CurveCredentials(keyFile: key, serverKeyFile: serverKey)
     }
 
     var replyTimeout: Duration { .milliseconds(Int64(timeout * 1_000)) }
@@ -43,7 +64,8 @@ struct GlobalOptions: ParsableArguments {
     /// Runs `body` with a client of the command endpoint.
     func run(_ body: (borrowing CommandClient, inout Output) throws(ClientError) -> Void) throws {
         try session { (context, output) throws(ClientError) in
-            let client = try CommandClient(context: context, endpoint: endpoint, timeout: replyTimeout)
+            let client = try CommandClient(
+                context: context, endpoint: endpoint, timeout: replyTimeout, curve: try curve())
             try body(client, &output)
         }
     }

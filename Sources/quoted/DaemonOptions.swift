@@ -24,6 +24,13 @@ struct DaemonOptions: ParsableArguments {
     var retentionHours: Int?
     @Option(name: .customLong("retention-events"), help: "At least this many latest events are kept (default 100000).")
     var retentionEvents: Int?
+    @Option(
+        name: .customLong("server-key"),
+        help: "The daemon's secret CURVE certificate (NAME.key_secret); with --clients, both sockets require CURVE.")
+    var serverKey: String?
+    @Option(
+        name: .customLong("clients"), help: "The allow-list: one public certificate per client, with its role.")
+    var clientsDirectory: String?
 
     /// Flags, then `QUOTED_*` environment variables, then the file.
     func reader() async throws -> ConfigReader {
@@ -42,6 +49,8 @@ struct DaemonOptions: ParsableArguments {
         put("logLevel", logLevel.map { .string($0) })
         put("retention.minimumAgeHours", retentionHours.map { .int($0) })
         put("retention.minimumEvents", retentionEvents.map { .int($0) })
+        put("security.serverKey", serverKey.map { .string($0) })
+        put("security.clientsDirectory", clientsDirectory.map { .string($0) })
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider().prefixKeys(with: "quoted"),

@@ -21,12 +21,12 @@ struct Serve: AsyncParsableCommand {
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
 
         let server = CommandServer(
-            configuration: daemon.configuration, store: daemon.store, catalog: daemon.catalog, logger: logger,
-            notifier: daemon.notifier)
+            configuration: daemon.configuration, access: daemon.access, store: daemon.store, catalog: daemon.catalog,
+            logger: logger, notifier: daemon.notifier)
         let reload = ReloadService(logger: logger) {
             await Startup.reload(
-                options: options, current: daemon.configuration, store: daemon.store, catalog: daemon.catalog,
-                level: level, logger: logger)
+                options: options, current: daemon.configuration, access: daemon.access, store: daemon.store,
+                catalog: daemon.catalog, level: level, logger: logger)
             // A mechanic added or back takes from the wait-list.
             server.serveWaitList()
         }
@@ -63,10 +63,12 @@ struct Repair: AsyncParsableCommand {
     }
 }
 
-/// What start-up produces: the validated configuration, the catalog and the open store. The
-/// one place that picks which store quoted runs on.
+/// What start-up produces: the validated configuration, the allow-list, the catalog and the
+/// open store. The one place that picks which store quoted runs on.
 struct Startup {
     let configuration: DaemonConfiguration
+    /// With `security`: the server's keys and the clients allowed.
+    let access: AccessControl?
     let store: SQLiteQuoteStore
     let catalog: LiveCatalog
     let notifier: SystemdNotifier
@@ -84,9 +86,13 @@ struct Startup {
         let configuration: DaemonConfiguration
         var storeConfiguration: SQLiteQuoteStore.Configuration
         let catalog: Catalog
+        var access: AccessControl?
         do {
             let reader = try await options.reader()
             configuration = try DaemonConfiguration(reader: reader)
+            if let serverKey = configuration.serverKeyFile, let clients = configuration.clientsDirectory {
+                access = try AccessControl(serverKeyFile: serverKey, clientsDirectory: clients, logger: logger)
+            }
             storeConfiguration = try SQLiteQuoteStore.Configuration(reader: reader.scoped(to: "store.sqlite"))
             level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
             catalog = try CatalogLoader.load(configuration.catalogFile)
@@ -136,14 +142,31 @@ struct Startup {
                 "services": "\(catalog.services.count)", "violations": "\(violations.count)",
                 "synchronous": "\(synchronous)",
             ])
-        return Startup(configuration: configuration, store: store, catalog: LiveCatalog(catalog), notifier: notifier)
+        return Startup(
+            configuration: configuration, access: access, store: store, catalog: LiveCatalog(catalog),
+            notifier: notifier)
     }
 
-    /// Applies what SIGHUP can change: log level and catalog. Reports what needs a restart.
+    /// Applies what SIGHUP can change: log level, catalog and the clients allowed. Reports
+    /// what needs a restart.
     static func reload(
-        options: DaemonOptions, current: DaemonConfiguration, store: any QuoteStore, catalog live: LiveCatalog,
-        level: SharedLogLevel, logger: Logger
+        options: DaemonOptions, current: DaemonConfiguration, access: AccessControl?, store: any QuoteStore,
+        catalog live: LiveCatalog, level: SharedLogLevel, logger: Logger
     ) async {
+        // The allow-list on its own: a broken catalog must not keep a withdrawn key in.
+        if let access {
+            do {
+                let change = try access.reload()
+                logger.notice(
+                    "clients reloaded",
+                    metadata: [
+                        "clients": "\(access.principals.count)", "added": "\(change.added)",
+                        "removed": "\(change.removed)",
+                    ])
+            } catch {
+                logger.error("clients not reloaded, keeping the allow-list in force: \(error)")
+            }
+        }
         do {
             let next = try DaemonConfiguration(reader: try await options.reader())
             level.value = Logger.Level(rawValue: next.logLevel) ?? .info
@@ -156,6 +179,8 @@ struct Startup {
             if next.events != current.events { needsRestart.append("events") }
             if next.stateDirectory != current.stateDirectory { needsRestart.append("stateDirectory") }
             if next.maxMessageBytes != current.maxMessageBytes { needsRestart.append("maxMessageBytes") }
+            if next.serverKeyFile != current.serverKeyFile { needsRestart.append("security.serverKey") }
+            if next.clientsDirectory != current.clientsDirectory { needsRestart.append("security.clientsDirectory") }
             if !needsRestart.isEmpty {
                 logger.warning("not reloaded, restart to apply: \(needsRestart.joined(separator: ", "))")
             }

@@ -1,11 +1,13 @@
 import Configuration
 import Foundation
+import Logging
 import QuoteCore
 import QuoteDaemon
 import QuoteStore
 import QuoteStoreSQLite
 import SystemPackage
 import Testing
+import ZeroMQ
 
 @Suite("Daemon configuration and catalog files")
 struct DaemonConfigurationTests {
@@ -88,15 +90,57 @@ struct DaemonConfigurationTests {
         }
     }
 
-    @Test("a security section is refused until this version can honour it, never ignored")
-    func securityNotSilentlyIgnored() {
+    @Test(
+        "security needs both its keys, each named when the other is missing; with them a wide bind is allowed",
+        arguments: [
+            ("security.serverKey", "security.clientsDirectory"), ("security.clientsDirectory", "security.serverKey"),
+        ])
+    func securityKeysGoTogether(_ given: String, _ missing: String) throws {
+        let key = AbsoluteConfigKey(given.split(separator: ".").map(String.init))
         let error = #expect(throws: ConfigurationError.self) {
-            try DaemonConfiguration(
-                reader: Self.reader([
-                    "security.serverKey": .init(.string("/etc/quoted/server.key_secret"), isSecret: false)
-                ]))
+            try DaemonConfiguration(reader: Self.reader([key: .init(.string("/etc/quoted/x"), isSecret: false)]))
         }
-        #expect(error?.key == "security")
+        #expect(error?.key == missing)
+        let secure = try DaemonConfiguration(
+            reader: Self.reader([
+                "security.serverKey": .init(.string("/etc/quoted/quoted.key_secret"), isSecret: false),
+                "security.clientsDirectory": .init(.string("/etc/quoted/clients"), isSecret: false),
+                "endpoint": .init(.string("tcp://0.0.0.0:5555"), isSecret: false),
+            ]))
+        #expect(secure.isSecure)
+        #expect(secure.endpoint == "tcp://0.0.0.0:5555")
+    }
+
+    @Test(
+        "a client certificate without a known role, or unreadable, stops start-up naming the file",
+        arguments: [
+            ("metadata\n    name = \"a\"\n", "names no role"),
+            ("metadata\n    role = \"admin\"\n", "unknown role \"admin\""),
+            ("not a certificate\n", "no curve public-key"),
+        ])
+    func badClientCertificates(_ metadata: String, _ reason: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("acl-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try Certificate.generate()
+        _ = try server.save(named: "quoted", in: directory)
+        try FileManager.default.createDirectory(atPath: directory + "/clients", withIntermediateDirectories: true)
+        let client = try Certificate.generate()
+        let curve = metadata.hasPrefix("not") ? "" : "curve\n    public-key = \"\(try Z85.encode(client.publicKey))\"\n"
+        try Data((metadata + curve).utf8).write(to: URL(fileURLWithPath: directory + "/clients/a.key"))
+        let error = #expect(throws: ConfigurationError.self) {
+            try AccessControl(
+                serverKeyFile: directory + "/quoted.key_secret", clientsDirectory: directory + "/clients",
+                logger: Logger(label: "test"))
+        }
+        #expect(error?.key == "security.clientsDirectory")
+        #expect(error?.reason.contains("a.key") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains(reason) == true, "\(String(describing: error))")
+        // The public certificate is not a server key.
+        let notSecret = #expect(throws: ConfigurationError.self) {
+            try AccessControl(
+                serverKeyFile: directory + "/quoted.key", clientsDirectory: directory, logger: Logger(label: "test"))
+        }
+        #expect(notSecret?.key == "security.serverKey")
     }
 
     @Test("deploy/quoted.yaml reads without error, its store settings under store.sqlite")

@@ -180,6 +180,21 @@ struct MigrationTests {
         #expect(autoincrement?.contains("AUTOINCREMENT") == false)
     }
 
+    @Test("a quote stored before the audit trail reads with no submitter; one stored after keeps it")
+    func recordsBeforeTheAuditTrail() throws {
+        let ready = try Self.ready(7)
+        let signed = Quote(
+            id: ready.id, request: ready.request, stage: ready.stage, submittedAt: ready.submittedAt,
+            updatedAt: ready.updatedAt, submittedBy: "alice")
+        #expect(try QuoteCodec.decodeQuote(QuoteCodec.encode(signed)).submittedBy == "alice")
+        #expect(try QuoteCodec.decodeQuote(QuoteCodec.encode(signed)) == signed)
+        // The record as written before the field existed: the same bytes without the last one.
+        let older = QuoteCodec.encode(ready).dropLast()
+        let read = try QuoteCodec.decodeQuote(Data(older))
+        #expect(read == ready)
+        #expect(read.submittedBy == nil)
+    }
+
     @Test("a stored history step reads back as written, for every pair of states")
     func historyRoundTrips() async throws {
         let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases

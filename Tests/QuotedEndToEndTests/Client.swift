@@ -7,9 +7,10 @@ struct Client: ~Copyable {
     let socket: Socket
     let isReq: Bool
 
-    init(_ context: Context, endpoint: String, type: SocketType = .dealer) throws {
+    init(_ context: Context, endpoint: String, type: SocketType = .dealer, curve: CurveKeys? = nil) throws {
         let socket = try Socket(context, type: type)
         try socket.set(.linger, 0)
+        try curve?.configure(socket)
         try socket.set(.receiveTimeout, 20_000)
         try socket.set(.sendTimeout, 20_000)
         try socket.connect(endpoint)
@@ -50,9 +51,10 @@ struct Client: ~Copyable {
 struct Subscriber: ~Copyable {
     let socket: Socket
 
-    init(_ context: Context, endpoint: String, topics: [String] = [""]) throws {
+    init(_ context: Context, endpoint: String, topics: [String] = [""], curve: CurveKeys? = nil) throws {
         let socket = try Socket(context, type: .sub)
         try socket.set(.linger, 0)
+        try curve?.configure(socket)
         try socket.set(.receiveTimeout, 20_000)
         for topic in topics { try socket.set(.subscribe, Array(topic.utf8)) }
         try socket.connect(endpoint)
@@ -68,6 +70,18 @@ struct Subscriber: ~Copyable {
         }
         let body = try JSONSerialization.jsonObject(with: Data(message.frames[1])) as? [String: Any] ?? [:]
         return (String(decoding: message.frames[0], as: UTF8.self), body)
+    }
+}
+
+/// A CURVE client's keys and the server's public key, set on a socket as any language would.
+struct CurveKeys {
+    var client: CurveKeyPair
+    var server: [UInt8]
+
+    func configure(_ socket: borrowing Socket) throws {
+        try socket.set(.curveServerKey, server)
+        try socket.set(.curvePublicKey, client.publicKey)
+        try socket.set(.curveSecretKey, client.secretKey)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -99,39 +100,5 @@ struct CertificateTests {
         #expect(alice.metadata["role"] == "observer")
         #expect(alice.keyPair != nil)
         #expect(try Certificate.load(directory + "/alice.key").publicKey == alice.publicKey)
-    }
-}
-
-/// The project's Python, with its test tools (`scripts/setup` makes it).
-enum Python {
-    static var executable: String {
-        if let override = ProcessInfo.processInfo.environment["QUOTED_PYTHON"] { return override }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.path + "/.build/venv/bin/python3"
-    }
-
-    /// Runs `script` with `arguments`; returns its standard output, trimmed, or throws with
-    /// its standard error.
-    static func run(_ script: String, arguments: [String] = []) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", script] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PythonError(description: String(decoding: errors, as: UTF8.self))
-        }
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    struct PythonError: Error, CustomStringConvertible {
-        let description: String
     }
 }

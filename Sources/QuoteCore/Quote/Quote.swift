@@ -36,13 +36,18 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         @usableFromInline let stage: QuoteStage
         @usableFromInline let submittedAt: Date
         @usableFromInline let updatedAt: Date
+        @usableFromInline let submittedBy: String?
 
-        init(id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date) {
+        init(
+            id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
+            submittedBy: String?
+        ) {
             self.id = id
             self.request = request
             self.stage = stage
             self.submittedAt = submittedAt
             self.updatedAt = updatedAt
+            self.submittedBy = submittedBy
         }
     }
 
@@ -61,15 +66,26 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     @inlinable public var submittedAt: Date { fields.submittedAt }
     /// When the quote last changed.
     @inlinable public var updatedAt: Date { fields.updatedAt }
+    /// Who submitted it: the name of the client certificate the request came under, or
+    /// `nil` when the daemon authenticated no one. The audit trail, and what a `client`
+    /// role's access to its own quotes is checked against.
+    @inlinable public var submittedBy: String? { fields.submittedBy }
 
     /// A newly submitted quote.
-    public init(id: QuoteID, request: QuoteRequest, submittedAt: Date) {
-        self.init(id: id, request: request, stage: .submitted, submittedAt: submittedAt, updatedAt: submittedAt)
+    public init(id: QuoteID, request: QuoteRequest, submittedAt: Date, submittedBy: String? = nil) {
+        self.init(
+            id: id, request: request, stage: .submitted, submittedAt: submittedAt, updatedAt: submittedAt,
+            submittedBy: submittedBy)
     }
 
     /// Recreates a quote exactly as stored.
-    public init(id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date) {
-        fields = Fields(id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt)
+    public init(
+        id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
+        submittedBy: String? = nil
+    ) {
+        fields = Fields(
+            id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
+            submittedBy: submittedBy)
     }
 
     /// Equal when every field is: the same box at once, else field by field (the cheapest
@@ -77,7 +93,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     public static func == (lhs: Quote, rhs: Quote) -> Bool {
         if lhs.fields === rhs.fields { return true }
         return lhs.id == rhs.id && lhs.stage == rhs.stage && lhs.updatedAt == rhs.updatedAt
-            && lhs.submittedAt == rhs.submittedAt && lhs.request == rhs.request
+            && lhs.submittedAt == rhs.submittedAt && lhs.submittedBy == rhs.submittedBy && lhs.request == rhs.request
     }
 
     /// Hashes every field, as the synthesized conformance did.
@@ -87,10 +103,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         hasher.combine(stage)
         hasher.combine(submittedAt)
         hasher.combine(updatedAt)
+        hasher.combine(submittedBy)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, request, stage, submittedAt, updatedAt
+        case id, request, stage, submittedAt, updatedAt, submittedBy
     }
 
     /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
@@ -101,7 +118,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             request: try container.decode(QuoteRequest.self, forKey: .request),
             stage: try container.decode(QuoteStage.self, forKey: .stage),
             submittedAt: try container.decode(Date.self, forKey: .submittedAt),
-            updatedAt: try container.decode(Date.self, forKey: .updatedAt))
+            updatedAt: try container.decode(Date.self, forKey: .updatedAt),
+            submittedBy: try container.decodeIfPresent(String.self, forKey: .submittedBy))
     }
 
     /// Encodes the keys the synthesized conformance used.
@@ -112,6 +130,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         try container.encode(stage, forKey: .stage)
         try container.encode(submittedAt, forKey: .submittedAt)
         try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encodeIfPresent(submittedBy, forKey: .submittedBy)
     }
 
     // MARK: What each state has
@@ -277,6 +296,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
 
     private func moved(to next: QuoteStage, at now: Date) throws(QuoteError) -> Quote {
         guard status.canMove(to: next.status) else { throw .illegalTransition(from: status, to: next.status) }
-        return Quote(id: id, request: request, stage: next, submittedAt: submittedAt, updatedAt: now)
+        return Quote(
+            id: id, request: request, stage: next, submittedAt: submittedAt, updatedAt: now, submittedBy: submittedBy)
     }
 }

@@ -67,10 +67,12 @@ struct Watch: ParsableCommand {
         let json = global.json
         let endpoint = global.endpoint
         let timeout = global.replyTimeout
+        let global = global
         try global.session { (context, output) throws(ClientError) in
-            let commands = try CommandClient(context: context, endpoint: endpoint, timeout: timeout)
+            let curve = try global.curve()
+            let commands = try CommandClient(context: context, endpoint: endpoint, timeout: timeout, curve: curve)
             var follower = try EventFollower(
-                context: context, client: commands, events: events, since: since, options: options)
+                context: context, client: commands, events: events, since: since, curve: curve, options: options)
             var printed = 0
             var connectedOnce = false
             try follower.run(

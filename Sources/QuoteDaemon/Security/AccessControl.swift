@@ -1,0 +1,207 @@
+import Foundation
+public import Logging
+public import QuoteWire
+import Synchronization
+public import ZeroMQ
+
+/// Who may connect to quoted, and as what: the daemon's CURVE key pair, and the allow-list of
+/// client certificates (one public `zcert` file per client in the clients directory, its
+/// role in `metadata`), re-read on SIGHUP.
+///
+/// Both sockets are CURVE servers whose handshakes libzmq hands to a ZAP handler
+/// (``authenticate(_:)``): a listed key connects to the commands socket, and to the events
+/// socket if its role may subscribe; any other peer never completes its handshake. A request
+/// then names its key (`User-Id`), looked up again in the current list
+/// (``principal(userId:)``), so a key withdrawn on reload is refused on its next request.
+public final class AccessControl: Sendable {
+    /// A client as the allow-list knows it.
+    public struct Principal: Sendable, Hashable {
+        /// The public key, as Z85 text: what ZAP names the connection by.
+        public let key: String
+        /// The certificate's `name`, or its key without one: what the audit trail records.
+        /// Several keys may share a name (a client's old and new key while it rotates), and
+        /// then own the same quotes.
+        public let name: String
+        /// What the client may do.
+        public let role: Role
+    }
+
+    /// What a reload changed.
+    public struct Change: Sendable, Hashable {
+        /// Keys now listed that were not, or with another name or role.
+        public var added: Int
+        /// Keys no longer listed, or listed with another name or role.
+        public var removed: Int
+    }
+
+    /// The ZAP domain of the commands socket.
+    public static let commandsDomain = "quoted.commands"
+    /// The ZAP domain of the events socket.
+    public static let eventsDomain = "quoted.events"
+
+    /// The daemon's key pair, from its secret certificate.
+    public let serverKeys: CurveKeyPair
+    /// The allow-list's directory.
+    public let clientsDirectory: String
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    private struct State {
+        var principals: [String: Principal]
+        /// A subscriber's key lost its access since the events socket last dropped its
+        /// connections: it must drop them again, for its peers to authenticate anew.
+        var subscriberRevoked = false
+        /// Keys already warned about since the last reload: a refused peer reconnects every
+        /// few hundred milliseconds, and one warning says it.
+        var warned: Set<String> = []
+    }
+
+    /// Reads the server's secret certificate and the clients directory; throws naming the
+    /// configuration key and the file at fault.
+    public init(serverKeyFile: String, clientsDirectory: String, logger: Logger) throws(ConfigurationError) {
+        let certificate: Certificate
+        do {
+            certificate = try Certificate.load(serverKeyFile)
+        } catch {
+            throw ConfigurationError(key: "security.serverKey", reason: error.message)
+        }
+        guard let keys = certificate.keyPair else {
+            throw ConfigurationError(
+                key: "security.serverKey",
+                reason: "\(serverKeyFile) has no secret-key; give the secret certificate (NAME.key_secret)")
+        }
+        serverKeys = keys
+        self.clientsDirectory = clientsDirectory
+        self.logger = logger
+        state = Mutex(State(principals: try Self.load(clientsDirectory)))
+    }
+
+    /// Every listed key.
+    public var principals: [Principal] {
+        state.withLock { Array($0.principals.values) }.sorted { ($0.name, $0.key) < ($1.name, $1.key) }
+    }
+
+    /// Reads the clients directory again and puts it in force: a key no longer listed is
+    /// refused from its next request, and its subscriptions are dropped. On error the list in
+    /// force stays.
+    @discardableResult
+    public func reload() throws(ConfigurationError) -> Change {
+        let next = try Self.load(clientsDirectory)
+        return state.withLock { state in
+            let removed = state.principals.filter { next[$0.key] != $0.value }
+            let added = next.filter { state.principals[$0.key] != $0.value }
+            if removed.values.contains(where: { $0.role.maySubscribe }) { state.subscriberRevoked = true }
+            state.principals = next
+            state.warned = []
+            return Change(added: added.count, removed: removed.count)
+        }
+    }
+
+    /// The listed client whose connection ZAP named `userId`; `nil` for one not listed (any
+    /// more).
+    public func principal(userId: String?) -> Principal? {
+        guard let userId else { return nil }
+        return state.withLock { $0.principals[userId] }
+    }
+
+    /// Whether the events socket must drop its connections, and forgets it: a subscriber's
+    /// key was withdrawn by a reload.
+    func takeSubscriberRevocation() -> Bool {
+        state.withLock { state in
+            defer { state.subscriberRevoked = false }
+            return state.subscriberRevoked
+        }
+    }
+
+    /// The ZAP handler's answer: `200` with the client's key as `User-Id` for a CURVE peer
+    /// whose key is listed (with a role that may subscribe, on the events socket); `400`
+    /// for anyone else.
+    public func authenticate(_ request: ZAP.Request) -> [[UInt8]] {
+        guard request.mechanism == "CURVE", let credential = request.credentials.first, credential.count == 32,
+            let key = try? Z85.encode(credential)
+        else {
+            warn(request.address, request, key: nil, "not a CURVE client")
+            return request.reply(status: 400, text: "CURVE required")
+        }
+        let (principal, firstRefusal) = state.withLock { state in
+            let principal = state.principals[key]
+            let refused =
+                principal == nil || (request.domain == Self.eventsDomain && !principal!.role.maySubscribe)
+            return (principal, refused && state.warned.insert(key + request.domain).inserted)
+        }
+        guard let principal else {
+            if firstRefusal { warn(request.address, request, key: key, "key not in the clients directory") }
+            return request.reply(status: 400, text: "key not allowed")
+        }
+        if request.domain == Self.eventsDomain && !principal.role.maySubscribe {
+            if firstRefusal {
+                warn(request.address, request, key: key, "role \(principal.role) may not subscribe to events")
+            }
+            return request.reply(status: 400, text: "role \(principal.role) may not subscribe")
+        }
+        logger.debug(
+            "client authenticated",
+            metadata: [
+                "client": "\(principal.name)", "role": "\(principal.role)", "address": "\(request.address)",
+                "domain": "\(request.domain)",
+            ])
+        return request.reply(status: 200, text: "OK", userId: key)
+    }
+
+    private func warn(_ address: String, _ request: ZAP.Request, key: String?, _ reason: String) {
+        logger.warning(
+            "connection refused: \(reason)",
+            metadata: [
+                "address": "\(address)", "key": "\(key ?? "-")", "mechanism": "\(request.mechanism)",
+                "domain": "\(request.domain)",
+            ])
+    }
+
+    /// Reads every public certificate (`*.key`) in `directory`: each needs a known `role` in
+    /// its metadata; a key listed twice is an error.
+    static func load(_ directory: String) throws(ConfigurationError) -> [String: Principal] {
+        let key = "security.clientsDirectory"
+        let files: [String]
+        do {
+            files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".key") }
+                .sorted()
+        } catch {
+            throw ConfigurationError(
+                key: key, reason: "cannot read the directory \(directory): \(error.localizedDescription)")
+        }
+        var principals: [String: Principal] = [:]
+        for file in files {
+            let path = (directory as NSString).appendingPathComponent(file)
+            let certificate: Certificate
+            let z85: String
+            do {
+                certificate = try Certificate.load(path)
+                z85 = try Z85.encode(certificate.publicKey)
+            } catch let error as CertificateError {
+                throw ConfigurationError(key: key, reason: error.message)
+            } catch {
+                throw ConfigurationError(key: key, reason: "\(path): \(error)")
+            }
+            guard let roleName = certificate.metadata["role"] else {
+                throw ConfigurationError(
+                    key: key,
+                    reason:
+                        "\(path) names no role; add role = \"\(Role.client)\" (or \(Role.allCases.map(\.rawValue).joined(separator: ", "))) to its metadata"
+                )
+            }
+            guard let role = Role(rawValue: roleName) else {
+                throw ConfigurationError(
+                    key: key,
+                    reason:
+                        "\(path) has the unknown role \"\(roleName)\"; use one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            if let other = principals[z85] {
+                throw ConfigurationError(key: key, reason: "\(path) lists the key of \(other.name) again")
+            }
+            let name = certificate.metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? z85
+            principals[z85] = Principal(key: z85, name: name, role: role)
+        }
+        return principals
+    }
+}
