@@ -11,6 +11,8 @@ public struct CommandClient: ~Copyable {
     public let endpoint: String
     /// How long to wait for each reply.
     public let timeout: Duration
+    /// Whether it connects with CURVE keys.
+    private let usesCurve: Bool
 
     /// Connects (in the background) to `endpoint`, with `curve` when quoted requires it.
     public init(
@@ -27,6 +29,15 @@ public struct CommandClient: ~Copyable {
         }
         self.endpoint = endpoint
         self.timeout = timeout
+        usesCurve = curve != nil
+    }
+
+    /// What may be wrong when quoted does not answer: a quoted with `security` lets a client
+    /// without keys, or with keys it does not list, complete no handshake, and says nothing.
+    private var hint: String {
+        usesCurve
+            ? "is quoted running, is this its server key, and is this client's public key in its clients directory?"
+            : "is quoted running? (One with security answers CURVE clients only: give --key and --server-key.)"
     }
 
     /// Sends `request` and waits for its reply, or fails with ``ClientError/Code/unreachable``.
@@ -51,7 +62,7 @@ public struct CommandClient: ~Copyable {
                 guard remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
                     throw ClientError(
                         .unreachable,
-                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))); is quoted running?"
+                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))); \(hint)"
                     )
                 }
                 guard let message = try socket.receiveMultipart(dontWait: true), let frame = message.frames.last else {

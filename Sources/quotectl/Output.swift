@@ -109,6 +109,7 @@ struct Output {
             rows.append(("Receipt", "\(receipt.total) paid, completed \(Self.time(receipt.completedAt))"))
         }
         rows.append(("Message", quote.message))
+        if let submitter = quote.submittedBy { rows.append(("Submitter", submitter)) }
         rows.append(("Updated", Self.time(quote.updatedAt)))
         line("Quote \(quote.id)  \(state(quote.state))")
         for (label, value) in rows { line("  " + label.padding(toLength: 10, withPad: " ", startingAt: 0) + value) }
@@ -161,13 +162,15 @@ struct Output {
     /// One watch line: time, seq, quote, from -> to, price, mechanic, message.
     func watchLine(_ event: WireEvent) {
         let head = "\(Self.time(event.at))  #\(event.seq)  quote \(event.quoteId)"
+        // Who caused it, when quoted authenticates its clients.
+        let by = event.by.map { "  by \($0)" } ?? ""
         if let quote = event.quote {
             let change = "\(event.from ?? "new") -> \(state(event.to ?? quote.state))"
             let price = quote.priceCents.map { Self.money($0) } ?? "-"
             let mechanic = quote.mechanic?.name ?? "-"
-            line("\(head)  \(change)  \(price)  \(mechanic)  \(quote.message)")
+            line("\(head)  \(change)  \(price)  \(mechanic)  \(quote.message)\(by)")
         } else if let mechanic = event.mechanic {
-            line("\(head)  \(styled(event.type, "35"))  \(mechanic.name) (\(mechanic.skill))")
+            line("\(head)  \(styled(event.type, "35"))  \(mechanic.name) (\(mechanic.skill))\(by)")
         }
     }
 }

@@ -34,9 +34,16 @@ final class SecureDaemon {
     func allow(_ name: String, role: String) throws -> CurveKeys {
         let certificate = try Certificate.generate(metadata: ["name": name, "role": role])
         _ = try certificate.publicCertificate.save(named: name, in: clientsDirectory)
+        _ = try certificate.save(named: name, in: directory + "/keys")
         keys[name] = certificate.keyPair
         return try self.keys(name)
     }
+
+    /// The secret certificate of a client `allow` made, as its owner keeps it.
+    func secretFile(_ name: String) -> String { directory + "/keys/\(name).key_secret" }
+
+    /// quoted's public certificate, as its clients are given it.
+    var serverPublicFile: String { directory + "/quoted.key" }
 
     /// A key pair that the allow-list does not hold.
     func unlisted(_ name: String) throws -> CurveKeys {
@@ -363,5 +370,49 @@ struct SecurityTests {
         #expect(reply["ok"] as? Bool == true, "\(reply)")
         #expect(reply.quote?["state"] as? String == "ready")
         #expect(reply.quote?["submittedBy"] as? String == key, "a certificate without a name is known by its key")
+    }
+
+    @Test(
+        "quotectl connects with --key and --server-key or QUOTED_KEY and QUOTED_SERVER_KEY, keys from quotectl keygen")
+    func quotectlWithKeys() throws {
+        let secure = try SecureDaemon(clients: [("ops", "operator")])
+        let keys = secure.directory + "/support"
+        let made = try Quotectl.run(["keygen", "support", "--role", "observer", "--dir", keys])
+        #expect(made.status == 0, "\(made.stderr)")
+        try FileManager.default.copyItem(
+            atPath: keys + "/support.key", toPath: secure.clientsDirectory + "/support.key")
+        try secure.reload()
+
+        let endpoints = Quotectl.environment(secure.daemon)
+        var operatorEnvironment = endpoints
+        operatorEnvironment["QUOTED_KEY"] = secure.secretFile("ops")
+        operatorEnvironment["QUOTED_SERVER_KEY"] = secure.serverPublicFile
+        let watcher = try Watcher(["--json"], environment: operatorEnvironment)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
+
+        let support = ["--key", keys + "/support.key_secret", "--server-key", secure.serverPublicFile]
+        let submitted = try Quotectl.run(
+            [
+                "submit", "--json", "--name", "John Lee", "--email", "john.lee@example.com", "--address",
+                "12 Elm Street", "--make", "Toyota", "--model", "Camry", "--year", "2015", "--trim", "LE",
+                "--service", "Oil Change",
+            ], environment: operatorEnvironment)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let id = try #require(try submitted.json()["quote"] as? [String: Any])["id"] as? Int
+        let shown = try Quotectl.run(["get", "\(try #require(id))"] + support, environment: endpoints)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("Submitter ops"), "\(shown.stdout)")
+        let cancelled = try Quotectl.run(["cancel", "\(try #require(id))"] + support, environment: endpoints)
+        #expect(cancelled.status == 1)
+        #expect(cancelled.stderr.contains("forbidden") && cancelled.stderr.contains("observer"), "\(cancelled.stderr)")
+
+        #expect(watcher.wait { stdout, _ in stdout.count >= 2 }, "\(watcher.stderr)")
+        let events = try watcher.events()
+        #expect(events.prefix(2).map { $0["by"] as? String } == ["ops", "ops"])
+
+        let keyless = try Quotectl.run(["stats", "--timeout", "1"], environment: endpoints)
+        #expect(keyless.status == 69)
+        #expect(keyless.stderr.contains("give --key and --server-key"), "\(keyless.stderr)")
     }
 }

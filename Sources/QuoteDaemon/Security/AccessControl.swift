@@ -127,6 +127,8 @@ public final class AccessControl: Sendable {
             let principal = state.principals[key]
             let refused =
                 principal == nil || (request.domain == Self.eventsDomain && !principal!.role.maySubscribe)
+            // Bounded: a peer trying many keys must not grow it without end.
+            if state.warned.count >= 1_024 { state.warned = [] }
             return (principal, refused && state.warned.insert(key + request.domain).inserted)
         }
         guard let principal else {
