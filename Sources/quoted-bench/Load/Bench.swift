@@ -68,12 +68,15 @@ struct Bench {
         // lands in this point's fsyncs (the low-rate open-loop rows after the subscriber series
         // showed p99 of 30-200 ms that isolated runs never did).
         sync()
-        let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics)
+        let keys = point.curve ? try BenchKeys() : nil
+        defer { keys?.remove() }
+        let daemon = try BenchDaemon(
+            executable: executable, mechanics: point.mechanics, arguments: keys?.daemonArguments ?? [])
         var pointFactory = factory
         pointFactory.wait = point.wait
         defer { daemon.remove() }
         if point.preload > 0 {
-            try fill(daemon, quotes: point.preload)
+            try fill(daemon, quotes: point.preload, curve: keys)
             daemon.stop()
             // The fill wrote gigabytes: write them back now, not during the measured run.
             sync()
@@ -86,10 +89,10 @@ struct Bench {
             throw BenchError("quoted commits with synchronous=\(daemon.synchronous), not \(expected)")
         }
         let startup = daemon.startup
-        let tap = EventTap(context: context, events: daemon.events, subscribers: point.subscribers)
+        let tap = EventTap(context: context, events: daemon.events, subscribers: point.subscribers, curve: keys)
         let lastSeq: Int64
         do {
-            lastSeq = try handshake(daemon.commands, tap: tap)
+            lastSeq = try handshake(daemon.commands, tap: tap, curve: keys)
         } catch {
             _ = try? tap.stop()
             throw error
@@ -97,7 +100,7 @@ struct Bench {
         let plan = LoadPlan(
             endpoint: daemon.commands, workload: point.workload, clients: point.clients, window: point.window,
             rate: point.rate, duration: .milliseconds(Int(point.duration * 1000)), cycles: point.cycles,
-            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID)
+            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID, curve: keys)
         let cpuBefore = daemon.cpuSeconds
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpu = daemon.cpuSeconds - cpuBefore
@@ -134,7 +137,7 @@ struct Bench {
                 Data("# \(label): \(missing) accepted submissions' events never reached the subscriber\n".utf8))
         }
         if point.workload != .submit {
-            let audit = try BookingAudit.run(context: context, endpoint: daemon.commands, since: lastSeq)
+            let audit = try BookingAudit.run(context: context, endpoint: daemon.commands, since: lastSeq, curve: keys)
             problems += audit.violations.prefix(5) + audit.unfair.prefix(5)
             if !audit.violations.isEmpty { problems.append("\(audit.violations.count) double-booking violations") }
             if !audit.unfair.isEmpty { problems.append("\(audit.unfair.count) fairness violations") }
@@ -176,10 +179,10 @@ struct Bench {
     }
 
     /// Submits `quotes` valid quotes as fast as quoted takes them.
-    private mutating func fill(_ daemon: BenchDaemon, quotes: Int) throws {
+    private mutating func fill(_ daemon: BenchDaemon, quotes: Int, curve: BenchKeys?) throws {
         let plan = LoadPlan(
             endpoint: daemon.commands, workload: .submit, clients: 16, window: 64, rate: nil, duration: .seconds(3600),
-            cycles: 0, limit: quotes, factory: factory, firstRequestID: nextRequestID)
+            cycles: 0, limit: quotes, factory: factory, firstRequestID: nextRequestID, curve: curve)
         let result = try LoadDriver(context: context, plan: plan).run()
         nextRequestID = result.nextRequestID
         guard result.ok == quotes else { throw BenchError("filling the store: \(result.ok) of \(quotes) accepted") }
@@ -187,8 +190,9 @@ struct Bench {
 
     /// Submits until every subscriber has seen an event (a subscription reaches the publisher
     /// some time after `connect`: the slow-joiner effect), then returns the log's last seq.
-    private mutating func handshake(_ endpoint: String, tap: EventTap) throws -> Int64 {
+    private mutating func handshake(_ endpoint: String, tap: EventTap, curve: BenchKeys?) throws -> Int64 {
         let socket = try Socket(context, type: .dealer)
+        try curve?.configure(socket)
         try socket.set(.linger, 0)
         try socket.set(.receiveTimeout, 10_000)
         try socket.connect(endpoint)
@@ -235,6 +239,9 @@ extension Bench {
         try measure(contention, label: "contention")
         contention.wait = true
         try measure(contention, label: "contention --wait")
+        var curve = base
+        curve.curve = true
+        try measure(curve, label: "submit --curve")
     }
 
     /// A series of points varying one thing; `plotData` receives --scaling load's curve.

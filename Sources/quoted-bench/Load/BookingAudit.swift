@@ -24,8 +24,9 @@ struct BookingAudit {
     }
 
     /// Replays the log after `since` through the `events` op, page by page.
-    static func run(context: Context, endpoint: String, since: Int64) throws -> BookingAudit {
+    static func run(context: Context, endpoint: String, since: Int64, curve: BenchKeys? = nil) throws -> BookingAudit {
         let socket = try Socket(context, type: .dealer)
+        try curve?.configure(socket)
         try socket.set(.linger, 0)
         try socket.set(.receiveTimeout, 30_000)
         try socket.connect(endpoint)

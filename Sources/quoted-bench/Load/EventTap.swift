@@ -14,8 +14,9 @@ final class EventTap: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
 
-    /// Starts `subscribers` SUB sockets on `events`, each subscribed to everything.
-    init(context: Context, events: String, subscribers: Int) {
+    /// Starts `subscribers` SUB sockets on `events`, each subscribed to everything, with
+    /// `curve` keys when given.
+    init(context: Context, events: String, subscribers: Int, curve: BenchKeys? = nil) {
         counts = Mutex(Array(repeating: 0, count: subscribers))
         self.subscribers = subscribers
         guard subscribers > 0 else {
@@ -25,7 +26,7 @@ final class EventTap: Sendable {
         let thread = Thread { [self] in
             defer { finished.signal() }
             do {
-                try listen(context: context, events: events)
+                try listen(context: context, events: events, curve: curve)
             } catch {
                 failure.withLock { $0 = "\(error)" }
             }
@@ -33,7 +34,7 @@ final class EventTap: Sendable {
         thread.start()
     }
 
-    private func listen(context: Context, events: String) throws {
+    private func listen(context: Context, events: String, curve: BenchKeys?) throws {
         final class Subscriber {
             let socket: Socket
             init(socket: consuming Socket) { self.socket = socket }
@@ -42,6 +43,7 @@ final class EventTap: Sendable {
         var subscribers: [Subscriber] = []
         for _ in 0..<self.subscribers {
             let socket = try Socket(context, type: .sub)
+            try curve?.configure(socket)
             try socket.set(.linger, 0)
             try socket.set(.receiveHighWaterMark, 1_000_000)
             try socket.set(.subscribe, [])

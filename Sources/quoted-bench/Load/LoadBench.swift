@@ -37,6 +37,11 @@ struct LoadBench: ParsableCommand {
             "Contention: book with \"wait\": true, completing each quote once booked; measured beside the same workload without it."
     )
     var wait = false
+    @Flag(
+        help:
+            "Also measure the same point with CURVE on both sockets (quoted with --server-key and --clients, every client and subscriber with an operator key)."
+    )
+    var curve = false
     @Option(help: "Run a series instead of one point.") var scaling: Series?
     @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
         "500,1000,2000,3000,4000,5000,10000,20000,30000,40000"
@@ -69,6 +74,11 @@ struct LoadBench: ParsableCommand {
                 waiting.wait = true
                 try bench.measure(waiting, label: "\(point.workload) --wait")
             }
+            if curve {
+                var secured = point
+                secured.curve = true
+                try bench.measure(secured, label: "\(point.workload) --curve")
+            }
         }
         if bench.failures > 0 { throw ExitCode(1) }
     }
@@ -96,4 +106,6 @@ struct Point {
     var preload: Int
     /// Bookings wait in line when no mechanic is free.
     var wait = false
+    /// quoted runs with `security`, and every socket connects with CURVE.
+    var curve = false
 }

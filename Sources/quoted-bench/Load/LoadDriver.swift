@@ -23,6 +23,8 @@ struct LoadPlan: Sendable {
     /// Request ids start here, so that several runs never reuse an idempotency key.
     var firstRequestID: Int64 = 1
     var seed: UInt64 = 42
+    /// CURVE keys for every socket, against a quoted with `security`.
+    var curve: BenchKeys?
 }
 
 /// What a run measured.
@@ -101,6 +103,7 @@ final class LoadDriver {
         var clients: [Client] = []
         for _ in 0..<plan.clients {
             let socket = try Socket(context, type: .dealer)
+            try plan.curve?.configure(socket)
             try socket.set(.linger, 0)
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
@@ -112,6 +115,7 @@ final class LoadDriver {
         self.clients = clients
         if plan.factory.wait, let events = plan.events {
             let socket = try Socket(context, type: .sub)
+            try plan.curve?.configure(socket)
             try socket.set(.linger, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try socket.set(.subscribe, Array("quote.booked".utf8))
