@@ -71,6 +71,13 @@ public final class AccessControl: Sendable {
                 reason: "\(serverKeyFile) has no secret-key; give the secret certificate (NAME.key_secret)")
         }
         serverKeys = keys
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: serverKeyFile))?[.posixPermissions] as? Int,
+            mode & 0o077 != 0
+        {
+            logger.warning(
+                "the server's secret key is readable by others; chmod 600 it",
+                metadata: ["file": "\(serverKeyFile)", "mode": "\(String(mode, radix: 8))"])
+        }
         self.clientsDirectory = clientsDirectory
         self.logger = logger
         state = Mutex(State(principals: try Self.load(clientsDirectory)))
