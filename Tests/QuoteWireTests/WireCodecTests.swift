@@ -1,6 +1,5 @@
 import Foundation
 import QuoteCore
-import QuoteStore
 import QuoteWire
 import Testing
 
