@@ -71,11 +71,18 @@ let package = Package(
             dependencies: ["QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
+        // The stored form of quotes and histories, shared by the stores.
+        .target(
+            name: "QuoteStoreCodec",
+            dependencies: ["QuoteCore"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "QuoteStoreSQLite",
             dependencies: [
                 "QuoteCore",
                 "QuoteStore",
+                "QuoteStoreCodec",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -189,6 +196,7 @@ let package = Package(
                 "QuoteCore",
                 "QuoteRules",
                 "QuoteStore",
+                "QuoteStoreCodec",
                 "QuoteStoreSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

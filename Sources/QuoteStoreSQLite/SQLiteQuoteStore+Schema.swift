@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import QuoteCore
+import QuoteStoreCodec
 
 extension SQLiteQuoteStore {
     /// The versioned schema. Migrations only ever append: a released one is never edited.

@@ -3,6 +3,7 @@ import GRDB
 public import Logging
 public import QuoteCore
 public import QuoteStore
+import QuoteStoreCodec
 import Synchronization
 
 /// The embedded default store: one SQLite file in WAL mode on GRDB, durable on commit

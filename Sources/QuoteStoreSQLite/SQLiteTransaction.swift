@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import QuoteCore
 import QuoteStore
+import QuoteStoreCodec
 
 /// One `BEGIN IMMEDIATE` transaction of the SQLite store, seen through ``StoreTransaction``:
 /// only statements, no rules. Each quote row carries its own history (``HistoryCodec``).

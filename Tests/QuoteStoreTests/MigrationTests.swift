@@ -3,6 +3,7 @@ import GRDB
 import QuoteCore
 import QuoteRules
 import QuoteStore
+import QuoteStoreCodec
 import Testing
 
 @testable import QuoteStoreSQLite

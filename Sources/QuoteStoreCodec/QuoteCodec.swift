@@ -1,5 +1,5 @@
-import Foundation
-import QuoteCore
+package import Foundation
+package import QuoteCore
 
 /// The stored form of quotes and mechanics: a compact, versioned binary layout written and
 /// read by hand. Foundation's JSON coders manage only ~10k nested quotes a second on this
@@ -9,24 +9,24 @@ import QuoteCore
 /// LEB128, strings as length and UTF-8, dates as the bits of their `Double` interval,
 /// optionals behind a 0/1 byte. Append-only: a later field goes at the end, and a record
 /// that ends before it reads it as absent (`submittedBy`).
-enum QuoteCodec {
-    static let version: UInt8 = 1
+package enum QuoteCodec {
+    package static let version: UInt8 = 1
 
-    static func encode(_ quote: Quote) -> Data {
+    package static func encode(_ quote: Quote) -> Data {
         var writer = Writer()
         writer.byte(version)
         writer.quote(quote)
         return writer.data
     }
 
-    static func encode(_ mechanic: Mechanic) -> Data {
+    package static func encode(_ mechanic: Mechanic) -> Data {
         var writer = Writer()
         writer.byte(version)
         writer.mechanic(mechanic)
         return writer.data
     }
 
-    static func decodeQuote(_ data: Data) throws -> Quote {
+    package static func decodeQuote(_ data: Data) throws -> Quote {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -34,7 +34,7 @@ enum QuoteCodec {
         }
     }
 
-    static func decodeMechanic(_ data: Data) throws -> Mechanic {
+    package static func decodeMechanic(_ data: Data) throws -> Mechanic {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -42,8 +42,9 @@ enum QuoteCodec {
         }
     }
 
-    struct CorruptRecord: Error, CustomStringConvertible {
-        let description: String
+    package struct CorruptRecord: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 }
 

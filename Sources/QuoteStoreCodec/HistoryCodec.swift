@@ -1,16 +1,22 @@
-import Foundation
-import QuoteCore
-import QuoteStore
+package import Foundation
+package import QuoteCore
 
 /// One step of a quote's history as the store writes it: milliseconds, not a `Date`, so that
 /// what is read back is exactly what was written.
-struct HistoryStep: Hashable {
-    var from: QuoteStatus?
-    var to: QuoteStatus
+package struct HistoryStep: Hashable, Sendable {
+    package var from: QuoteStatus?
+    package var to: QuoteStatus
     /// The sequence number of the event that announced the step.
-    var seq: Int64
+    package var seq: Int64
     /// Milliseconds since 1970.
-    var at: Int64
+    package var at: Int64
+
+    package init(from: QuoteStatus?, to: QuoteStatus, seq: Int64, at: Int64) {
+        self.from = from
+        self.to = to
+        self.seq = seq
+        self.at = at
+    }
 }
 
 /// A quote's history as stored in its own row (`quotes.history`): a version byte (1), then
@@ -23,12 +29,12 @@ struct HistoryStep: Hashable {
 /// Entry (18 bytes): the from-state's code (0: none), the to-state's code, then the event's
 /// sequence number and the time in milliseconds since 1970, each a little-endian `Int64`.
 /// State codes are fixed here, never taken from `QuoteStatus`'s case order.
-enum HistoryCodec {
-    static let version: UInt8 = 1
-    static let entrySize = 18
+package enum HistoryCodec {
+    package static let version: UInt8 = 1
+    package static let entrySize = 18
 
     /// `history` with `steps` appended (an empty `history` gets its version byte first).
-    static func appending(_ steps: [HistoryStep], to history: Data) -> Data {
+    package static func appending(_ steps: [HistoryStep], to history: Data) -> Data {
         // Written in place into one allocation, not appended to `Data` byte by byte.
         let start = history.isEmpty ? 1 : history.count
         var bytes = Data(count: start + steps.count * entrySize)
@@ -52,7 +58,7 @@ enum HistoryCodec {
     }
 
     /// The steps in `data`, oldest first; an empty `data` has none.
-    static func decode(_ data: Data) throws -> [HistoryStep] {
+    package static func decode(_ data: Data) throws -> [HistoryStep] {
         guard !data.isEmpty else { return [] }
         return try data.withUnsafeBytes { buffer in
             guard buffer[0] == version else {
