@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(
@@ -75,6 +76,18 @@ let package = Package(
         .target(
             name: "QuoteStoreCodec",
             dependencies: ["QuoteCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "QuoteStorePostgres",
+            dependencies: [
+                "QuoteCore",
+                "QuoteStore",
+                "QuoteStoreCodec",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -212,6 +225,8 @@ let package = Package(
                 "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",
+                "QuoteStorePostgres",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -3,8 +3,10 @@ import Logging
 import QuoteCore
 import QuoteRules
 import QuoteStore
+import QuoteStorePostgres
 import QuoteStoreSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 /// One kind of store under the contract: how to make a fresh, empty database for a test, and
@@ -17,10 +19,13 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every store that must keep the contract.
-    static let all: [StoreFactory] = [.sqlite]
+    static let all: [StoreFactory] = [.sqlite, .postgres]
 
     /// The embedded SQLite store, on a file in a fresh directory.
     static let sqlite = StoreFactory(name: "SQLite") { try SQLiteDatabase() }
+
+    /// The PostgreSQL store, on a fresh database of the process's throwaway cluster.
+    static let postgres = StoreFactory(name: "PostgreSQL") { try PostgresDatabase() }
 }
 
 /// A fresh database for one test, removed when the value goes away.
@@ -45,6 +50,20 @@ final class SQLiteDatabase: StoreDatabase {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+final class PostgresDatabase: StoreDatabase {
+    let url: String
+
+    init() throws {
+        url = try PostgresCluster.start().createDatabase()
+    }
+
+    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore {
+        try await PostgresQuoteStore.open(
+            configuration: .init(url: url), catalog: catalog, logger: Logger(label: "test.contract"),
+            clock: { clock.now })
+    }
 }
 
 /// A clock the test moves by hand, in whole milliseconds (what every store keeps).

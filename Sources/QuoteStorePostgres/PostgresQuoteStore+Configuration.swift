@@ -1,0 +1,106 @@
+public import Configuration
+import Foundation
+import PostgresNIO
+public import QuoteStore
+
+extension PostgresQuoteStore {
+    /// How to reach the database, and the pool's size.
+    ///
+    /// Keys, under the store's section (`store.postgres` in quoted's configuration):
+    /// - `url` / `QUOTED_STORE_POSTGRES_URL` / quoted's `--postgres`:
+    ///   `postgresql://user:password@host:port/database` (port 5432 and database `quoted` by default;
+    ///   `?sslmode=require` asks for TLS, `disable` (the default) does not).
+    /// - `poolSize`: connections per daemon, 1 to 100; default 8.
+    /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
+    public struct Configuration: Sendable {
+        /// The URL, password included.
+        public var url: String
+        /// The most connections the pool opens.
+        public var poolSize: Int = 8
+        /// How long a connection attempt may take.
+        public var connectTimeout: Duration = .seconds(5)
+        /// What pruning keeps.
+        public var retention = EventRetention()
+
+        /// A configuration for `url`, checked: throws ``StoreError/Code/configuration`` naming
+        /// what is wrong with it.
+        public init(url: String) throws(StoreError) {
+            self.url = url
+            _ = try Self.parse(url)
+        }
+
+        /// Reads the keys above from `reader` (scoped to the store's section).
+        public init(reader: ConfigReader) throws(StoreError) {
+            guard let url = reader.string(forKey: "url"), !url.isEmpty else {
+                throw StoreError(.configuration, "store.postgres.url: is required")
+            }
+            try self.init(url: url)
+            if let size = reader.int(forKey: "poolSize") {
+                guard (1...100).contains(size) else {
+                    throw StoreError(.configuration, "store.postgres.poolSize: \(size) is outside 1...100")
+                }
+                poolSize = size
+            }
+            if let timeout = reader.int(forKey: "connectTimeoutMilliseconds") {
+                guard (100...60_000).contains(timeout) else {
+                    throw StoreError(
+                        .configuration, "store.postgres.connectTimeoutMilliseconds: \(timeout) is outside 100...60000")
+                }
+                connectTimeout = .milliseconds(timeout)
+            }
+        }
+
+        /// The client configuration for postgres-nio.
+        var client: PostgresClient.Configuration {
+            // Checked at init.
+            let parts = try! Self.parse(url)
+            var configuration = PostgresClient.Configuration(
+                host: parts.host, port: parts.port, username: parts.user, password: parts.password,
+                database: parts.database, tls: parts.tls ? .require(.makeClientConfiguration()) : .disable)
+            configuration.options.maximumConnections = poolSize
+            configuration.options.connectTimeout = connectTimeout
+            return configuration
+        }
+
+        private struct Parts {
+            var host: String
+            var port: Int
+            var user: String
+            var password: String?
+            var database: String
+            var tls: Bool
+        }
+
+        private static func parse(_ url: String) throws(StoreError) -> Parts {
+            guard let components = URLComponents(string: url),
+                components.scheme == "postgresql" || components.scheme == "postgres"
+            else {
+                throw StoreError(
+                    .configuration,
+                    "store.postgres.url: not a URL like postgresql://user:password@host:5432/quoted")
+            }
+            guard let host = components.host, !host.isEmpty else {
+                throw StoreError(.configuration, "store.postgres.url: names no host")
+            }
+            guard let user = components.user, !user.isEmpty else {
+                throw StoreError(.configuration, "store.postgres.url: names no user")
+            }
+            let database = String(components.path.drop { $0 == "/" })
+            let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+            guard ["disable", "require"].contains(mode) else {
+                throw StoreError(.configuration, "store.postgres.url: sslmode \(mode) is not disable or require")
+            }
+            return Parts(
+                host: host, port: components.port ?? 5432, user: user.removingPercentEncoding ?? user,
+                password: components.password.map { $0.removingPercentEncoding ?? $0 },
+                database: database.isEmpty ? "quoted" : database, tls: mode == "require")
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,134 @@
+import Logging
+import PostgresNIO
+import QuoteStore
+
+extension PostgresQuoteStore {
+    /// The versioned schema, applied in order. Migrations only ever append: a released one is
+    /// never edited.
+    static let migrations: [(id: String, sql: [PostgresQuery])] = [
+        (
+            "v1: catalog, quotes, events, counters",
+            [
+                """
+                CREATE TABLE services (
+                    name TEXT PRIMARY KEY,
+                    minimum_skill INT NOT NULL CHECK (minimum_skill BETWEEN 1 AND 4),
+                    price_cents BIGINT NOT NULL CHECK (price_cents >= 0),
+                    currency TEXT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE coupons (
+                    code TEXT PRIMARY KEY,
+                    percent_off INT,
+                    amount_off_cents BIGINT,
+                    expires_at BIGINT
+                )
+                """,
+                """
+                CREATE TABLE mechanics (
+                    id BIGINT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    skill INT NOT NULL CHECK (skill BETWEEN 1 AND 4),
+                    active BOOLEAN NOT NULL DEFAULT TRUE,
+                    -- The quote holding the mechanic; NULL when free. The busy flag is this column.
+                    quote_id BIGINT,
+                    -- Milliseconds since 1970 when the mechanic became free; NULL when busy.
+                    free_since BIGINT,
+                    CHECK ((quote_id IS NULL) = (free_since IS NOT NULL))
+                )
+                """,
+                // A quote holds at most one mechanic.
+                "CREATE UNIQUE INDEX mechanics_by_quote ON mechanics(quote_id) WHERE quote_id IS NOT NULL",
+                // The dispatch pick: least skill first, then longest free, then lowest id.
+                "CREATE INDEX mechanics_free ON mechanics(skill, free_since, id) WHERE quote_id IS NULL AND active",
+                """
+                CREATE TABLE quotes (
+                    id BIGINT PRIMARY KEY,
+                    state TEXT NOT NULL,
+                    idempotency_key TEXT UNIQUE,
+                    mechanic_id BIGINT,
+                    price_cents BIGINT,
+                    currency TEXT NOT NULL,
+                    submitted_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL,
+                    -- The whole quote, in QuoteCodec's versioned binary form.
+                    data BYTEA NOT NULL,
+                    -- Its history, in HistoryCodec's form.
+                    history BYTEA NOT NULL,
+                    -- The wait-list: the seq of the event that put the quote in line, the skill its
+                    -- work needs, the one mechanic it waits for.
+                    wait_seq BIGINT,
+                    wait_skill INT,
+                    wait_mechanic BIGINT
+                )
+                """,
+                "CREATE INDEX quotes_by_state ON quotes(state, id)",
+                "CREATE INDEX quotes_waiting ON quotes(wait_seq) WHERE wait_seq IS NOT NULL",
+                """
+                CREATE TABLE events (
+                    seq BIGINT PRIMARY KEY,
+                    at BIGINT NOT NULL,
+                    type TEXT NOT NULL,
+                    quote_id BIGINT NOT NULL,
+                    mechanic_id BIGINT,
+                    from_state TEXT,
+                    to_state TEXT,
+                    data BYTEA NOT NULL,
+                    actor TEXT
+                )
+                """,
+                // One row: the last event seq and quote id handed out. Every write transaction
+                // locks it first, so numbers follow commit order with no gap.
+                """
+                CREATE TABLE counters (
+                    one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+                    last_seq BIGINT NOT NULL,
+                    last_quote_id BIGINT NOT NULL
+                )
+                """,
+                "INSERT INTO counters (one, last_seq, last_quote_id) VALUES (TRUE, 0, 0)",
+            ]
+        )
+    ]
+
+    /// Applies the migrations not applied yet, in one transaction under an advisory lock: of
+    /// several daemons starting at once, one migrates and the others wait for it, then find
+    /// nothing left to do.
+    func migrate() async throws(StoreError) {
+        let log = logger
+        try await withConnection { connection throws(StoreError) in
+            try await Self.run(connection, "BEGIN")
+            do throws(StoreError) {
+                // An arbitrary constant: quoted's schema lock.
+                try await Self.run(connection, "SELECT pg_advisory_xact_lock(7305173021)")
+                try await Self.run(
+                    connection,
+                    "CREATE TABLE IF NOT EXISTS quoted_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                var applied: Set<String> = []
+                do {
+                    for try await id in try await connection.query("SELECT id FROM quoted_migrations", logger: log)
+                        .decode(String.self)
+                    {
+                        applied.insert(id)
+                    }
+                } catch {
+                    throw Self.storeError(error)
+                }
+                let pending = Self.migrations.filter { !applied.contains($0.id) }
+                if !pending.isEmpty {
+                    log.notice("migrating store", metadata: ["migrations": "\(pending.map(\.id))"])
+                }
+                for migration in pending {
+                    for statement in migration.sql { try await Self.run(connection, statement) }
+                    try await Self.run(connection, "INSERT INTO quoted_migrations (id) VALUES (\(migration.id))")
+                }
+                try await Self.run(connection, "COMMIT")
+            } catch {
+                try? await Self.run(connection, "ROLLBACK")
+                throw StoreError(.migration, "cannot migrate: \(error.message)")
+            }
+        }
+    }
+}

@@ -1,0 +1,348 @@
+public import Foundation
+public import Logging
+import PostgresNIO
+public import QuoteCore
+public import QuoteStore
+import QuoteStoreCodec
+import Synchronization
+
+/// The PostgreSQL store: the same rules and contract as the embedded SQLite store, on a server
+/// that several quoted daemons share. Each write is one transaction on a pooled connection
+/// (``PostgresTransaction``); reads go to any connection of the pool.
+///
+/// The store runs its connection pool (`PostgresClient`) itself, from ``open(configuration:catalog:logger:clock:)``
+/// until ``close()``. Opening migrates the schema under an advisory lock (the first daemon to
+/// start applies what is pending; the others wait for it) and syncs the catalog.
+public final class PostgresQuoteStore: QuoteStore {
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let currency: Mutex<Currency>
+    private let retention: EventRetention
+    private let clock: @Sendable () -> Date
+    let logger: Logger
+
+    private init(
+        client: PostgresClient, runner: Task<Void, Never>, currency: Currency, retention: EventRetention,
+        clock: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.client = client
+        self.runner = runner
+        self.currency = Mutex(currency)
+        self.retention = retention
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Connects to the database `configuration` names, migrates it and syncs `catalog` into
+    /// it; the changes of every write are dated by `clock`.
+    public static func open(
+        configuration: Configuration, catalog: Catalog, logger: Logger,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws(StoreError) -> PostgresQuoteStore {
+        let client = PostgresClient(configuration: configuration.client, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        let store = PostgresQuoteStore(
+            client: client, runner: runner, currency: catalog.currency, retention: configuration.retention,
+            clock: clock, logger: logger)
+        do {
+            try await store.migrate()
+            try await store.syncCatalog(catalog)
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Closes the pool's connections; the store cannot be used after.
+    public func close() {
+        runner.cancel()
+    }
+
+    deinit {
+        runner.cancel()
+    }
+
+    // MARK: Writing
+
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        let now = clock()
+        let currency = currency.withLock { $0 }
+        let logger = logger
+        return try await withConnection { connection throws(StoreError) in
+            try await Self.run(connection, "BEGIN")
+            do throws(StoreError) {
+                let transaction = PostgresTransaction(
+                    connection: connection, now: now, currency: currency, logger: logger)
+                try await transaction.begin()
+                let value = try await body(transaction)
+                try await transaction.finish()
+                try await Self.run(connection, "COMMIT")
+                return value
+            } catch {
+                try? await Self.run(connection, "ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
+        try await withConnection { connection throws(StoreError) in
+            try await Self.run(connection, "BEGIN")
+            do throws(StoreError) {
+                try await Self.sync(catalog, on: connection, logger: self.logger)
+                try await Self.run(connection, "COMMIT")
+            } catch {
+                try? await Self.run(connection, "ROLLBACK")
+                throw error
+            }
+        }
+        currency.withLock { $0 = catalog.currency }
+    }
+
+    private static func sync(_ catalog: Catalog, on connection: PostgresConnection, logger: Logger)
+        async throws(StoreError)
+    {
+        try await run(connection, "DELETE FROM services")
+        for service in catalog.services {
+            try await run(
+                connection,
+                """
+                INSERT INTO services (name, minimum_skill, price_cents, currency)
+                VALUES (\(service.name), \(service.minimumSkill.rawValue), \(service.price.cents),
+                    \(service.price.currency.code))
+                """)
+        }
+        try await run(connection, "DELETE FROM coupons")
+        for coupon in catalog.coupons {
+            var percent: Int?
+            var amount: Int64?
+            switch coupon.discount {
+            case .percent(let value): percent = value
+            case .amount(let value): amount = value.cents
+            }
+            try await run(
+                connection,
+                """
+                INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at)
+                VALUES (\(coupon.code), \(percent), \(amount), \(coupon.expiresAt.map(milliseconds)))
+                """)
+        }
+        try await run(connection, "UPDATE mechanics SET active = FALSE")
+        // The whole roster in one statement: a roster may hold 100,000.
+        let ids = catalog.mechanics.map(\.id.rawValue)
+        let names = catalog.mechanics.map(\.name)
+        let skills = catalog.mechanics.map(\.skill.rawValue)
+        try await run(
+            connection,
+            """
+            INSERT INTO mechanics (id, name, skill, active, quote_id, free_since)
+            SELECT id, name, skill, TRUE, NULL, 0 FROM unnest(\(ids)::bigint[], \(names)::text[], \(skills)::int[])
+                AS roster(id, name, skill)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, skill = excluded.skill, active = TRUE
+            """)
+    }
+
+    // MARK: Reading
+
+    public func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? {
+        let rows = try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue)")
+        guard let row = rows.first else { return nil }
+        let (data, bytes) = try Self.decode(row, as: (Data, Data).self)
+        let history: [StateChange]
+        do {
+            history = try HistoryCodec.decode(bytes).map { step in
+                StateChange(from: step.from, to: step.to, at: Self.date(step.at), seq: step.seq)
+            }
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+        return QuoteRecord(quote: try PostgresTransaction.quote(data), history: history)
+    }
+
+    public func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
+        let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key)")
+        return try rows.first.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        let after = afterID?.rawValue ?? 0
+        let rows: [PostgresRow]
+        if let status {
+            rows = try await query(
+                "SELECT data FROM quotes WHERE state = \(status.rawValue) AND id > \(after) ORDER BY id LIMIT \(limit)")
+        } else {
+            rows = try await query("SELECT data FROM quotes WHERE id > \(after) ORDER BY id LIMIT \(limit)")
+        }
+        return try rows.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] {
+        let rows = try await query(
+            "SELECT data FROM quotes WHERE wait_seq IS NOT NULL ORDER BY wait_seq LIMIT \(limit)")
+        return try rows.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func mechanics() async throws(StoreError) -> [MechanicState] {
+        let rows = try await query(
+            "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active ORDER BY id")
+        return try rows.map { row throws(StoreError) in
+            let (id, name, skill, quote, freeSince) = try Self.decode(
+                row, as: (Int64, String, Int, Int64?, Int64?).self)
+            return MechanicState(
+                mechanic: PostgresTransaction.mechanic((id, name, skill)), quote: quote.map(QuoteID.init),
+                freeSince: freeSince.map(Self.date))
+        }
+    }
+
+    public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
+        for row in try await query("SELECT state, count(*) FROM quotes GROUP BY state") {
+            let (state, count) = try Self.decode(row, as: (String, Int64).self)
+            if let status = QuoteStatus(rawValue: state) { counts[status] = Int(count) }
+        }
+        return counts
+    }
+
+    public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        let rows = try await query(
+            """
+            SELECT seq, at, type, quote_id, from_state, data, actor FROM events
+            WHERE seq > \(after) ORDER BY seq LIMIT \(limit)
+            """)
+        return try rows.map { row throws(StoreError) in
+            let (seq, at, type, quoteID, from, data, actor) = try Self.decode(
+                row, as: (Int64, Int64, String, Int64, String?, Data, String?).self)
+            let kind: StoredEvent.Kind
+            do {
+                switch type {
+                case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: QuoteID(quoteID))
+                case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: QuoteID(quoteID))
+                default:
+                    kind = .quote(
+                        from: from.flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
+                }
+            } catch {
+                throw StoreError(.corrupt, "event \(seq): \(error)")
+            }
+            return StoredEvent(seq: seq, at: Self.date(at), kind: kind, by: actor)
+        }
+    }
+
+    public func lastSequence() async throws(StoreError) -> Int64 {
+        let rows = try await query("SELECT last_seq FROM counters")
+        return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
+    }
+
+    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+        let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
+        let keep = Int64(retention.minimumCount)
+        let rows = try await query(
+            """
+            DELETE FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep) AND at < \(cutoff)
+            RETURNING seq
+            """)
+        return rows.count
+    }
+
+    // MARK: Integrity
+
+    public func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
+        var found: [IntegrityViolation] = []
+        for row in try await query(
+            """
+            SELECT q.id, q.mechanic_id FROM quotes q LEFT JOIN mechanics m ON m.id = q.mechanic_id
+            WHERE q.state = 'booked' AND (m.quote_id IS NULL OR m.quote_id != q.id)
+            """)
+        {
+            let (quote, mechanic) = try Self.decode(row, as: (Int64, Int64?).self)
+            found.append(
+                IntegrityViolation(
+                    message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
+                    quote: QuoteID(quote), mechanic: mechanic.map(MechanicID.init)))
+        }
+        for row in try await query(
+            """
+            SELECT m.id, m.quote_id FROM mechanics m LEFT JOIN quotes q ON q.id = m.quote_id
+            WHERE m.quote_id IS NOT NULL AND (q.state IS DISTINCT FROM 'booked' OR q.mechanic_id IS DISTINCT FROM m.id)
+            """)
+        {
+            let (mechanic, quote) = try Self.decode(row, as: (Int64, Int64).self)
+            found.append(
+                IntegrityViolation(
+                    message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
+                    quote: QuoteID(quote), mechanic: MechanicID(mechanic)))
+        }
+        return found
+    }
+
+    // MARK: Connections
+
+    /// Runs `body` on a connection of the pool.
+    func withConnection<T: Sendable>(
+        _ body: @Sendable (PostgresConnection) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    private func query(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+        do {
+            return try await client.query(try query(), logger: logger).collect()
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    static func run(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
+        async throws(StoreError)
+    {
+        do {
+            _ = try await connection.query(try query(), logger: Logger(label: "quoted.postgres")).collect()
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    static func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)
+        -> (repeat each T)
+    {
+        do {
+            return try row.decode((repeat each T).self)
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+    }
+
+    /// `error` as a ``StoreError``, with the server's message when it sent one.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            let state = error.serverInfo?[.sqlState] ?? "-"
+            return StoreError(.database, "PostgreSQL: \(message) (SQLSTATE \(state))")
+        }
+        return StoreError(.database, "PostgreSQL: \(error)")
+    }
+
+    // MARK: Conversions
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    static func date(_ milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+    }
+}
