@@ -150,6 +150,7 @@ let package = Package(
                 "QuoteCore",
                 "QuoteRules",
                 "QuoteStore",
+                "QuoteStorePostgres",
                 "QuoteStoreSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

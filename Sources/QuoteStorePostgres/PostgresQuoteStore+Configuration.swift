@@ -50,6 +50,13 @@ extension PostgresQuoteStore {
             }
         }
 
+        /// The URL without its password, for logs.
+        public var redactedURL: String {
+            guard var components = URLComponents(string: url), components.password != nil else { return url }
+            components.password = "***"
+            return components.string ?? "(url)"
+        }
+
         /// The client configuration for postgres-nio.
         var client: PostgresClient.Configuration {
             // Checked at init.

@@ -40,7 +40,15 @@ public final class PostgresQuoteStore: QuoteStore {
         clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws(StoreError) -> PostgresQuoteStore {
         let client = PostgresClient(configuration: configuration.client, backgroundLogger: logger)
-        let runner = Task { await client.run() }
+        // A lease asked for before `run()` waits for it, with a warning in the log: the first
+        // one waits until the runner is about to call it.
+        let running = Atomic<Bool>(false)
+        let runner = Task {
+            running.store(true, ordering: .releasing)
+            await client.run()
+        }
+        while !running.load(ordering: .acquiring) { await Task.yield() }
+        await Task.yield()
         let store = PostgresQuoteStore(
             client: client, runner: runner, currency: catalog.currency, retention: configuration.retention,
             clock: clock, logger: logger)

@@ -31,6 +31,11 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .customLong("clients"), help: "The allow-list: one public certificate per client, with its role.")
     var clientsDirectory: String?
+    @Option(
+        name: .customLong("postgres"),
+        help:
+            "Store in PostgreSQL instead of SQLite: postgresql://user:password@host:5432/quoted; $QUOTED_POSTGRES_URL.")
+    var postgres: String?
 
     /// Flags, then `QUOTED_*` environment variables, then the file.
     func reader() async throws -> ConfigReader {
@@ -51,6 +56,11 @@ struct DaemonOptions: ParsableArguments {
         put("retention.minimumEvents", retentionEvents.map { .int($0) })
         put("security.serverKey", serverKey.map { .string($0) })
         put("security.clientsDirectory", clientsDirectory.map { .string($0) })
+        // The flag, else the short environment variable; QUOTED_STORE_POSTGRES_URL and the
+        // file's store.postgres.url come after.
+        put(
+            "store.postgres.url",
+            (postgres ?? ProcessInfo.processInfo.environment["QUOTED_POSTGRES_URL"]).map { .string($0) })
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider().prefixKeys(with: "quoted"),

@@ -6,6 +6,7 @@ import QuoteCore
 import QuoteDaemon
 import QuoteRules
 import QuoteStore
+import QuoteStorePostgres
 import QuoteStoreSQLite
 import ServiceLifecycle
 import UnixSignals
@@ -33,7 +34,7 @@ struct Serve: AsyncParsableCommand {
         var services: [any ServiceLifecycle.Service] = [
             server, reload, PruneService(store: daemon.store, logger: logger),
         ]
-        if let trigger = daemon.store.checkpointTrigger {
+        if let trigger = daemon.sqlite?.checkpointTrigger {
             services.append(
                 CheckpointService(path: daemon.configuration.databasePath, trigger: trigger, logger: logger))
         }
@@ -64,12 +65,15 @@ struct Repair: AsyncParsableCommand {
 }
 
 /// What start-up produces: the validated configuration, the allow-list, the catalog and the
-/// open store. The one place that picks which store quoted runs on.
+/// open store. The one place that picks which store quoted runs on: PostgreSQL when
+/// `store.postgres.url` is set, else the embedded SQLite file.
 struct Startup {
     let configuration: DaemonConfiguration
     /// With `security`: the server's keys and the clients allowed.
     let access: AccessControl?
-    let store: SQLiteQuoteStore
+    let store: any QuoteStore
+    /// The store when it is SQLite, for what only SQLite has (its checkpoints).
+    let sqlite: SQLiteQuoteStore?
     let catalog: LiveCatalog
     let notifier: SystemdNotifier
 
@@ -85,11 +89,16 @@ struct Startup {
     static func prepare(options: DaemonOptions, level: SharedLogLevel, logger: Logger) async throws -> Startup {
         let configuration: DaemonConfiguration
         var storeConfiguration: SQLiteQuoteStore.Configuration
+        var postgresConfiguration: PostgresQuoteStore.Configuration?
         let catalog: Catalog
         var access: AccessControl?
         do {
             let reader = try await options.reader()
             configuration = try DaemonConfiguration(reader: reader)
+            if reader.string(forKey: "store.postgres.url") != nil {
+                postgresConfiguration = try PostgresQuoteStore.Configuration(
+                    reader: reader.scoped(to: "store.postgres"))
+            }
             if let serverKey = configuration.serverKeyFile, let clients = configuration.clientsDirectory {
                 access = try AccessControl(serverKeyFile: serverKey, clientsDirectory: clients, logger: logger)
             }
@@ -110,6 +119,12 @@ struct Startup {
         storeConfiguration.retention = EventRetention(
             minimumAge: .seconds(configuration.retentionHours * 3_600), minimumCount: configuration.retentionEvents)
         let notifier = SystemdNotifier()
+        if var postgres = postgresConfiguration {
+            postgres.retention = storeConfiguration.retention
+            return try await openPostgres(
+                postgres, configuration: configuration, access: access, catalog: catalog, notifier: notifier,
+                logger: logger)
+        }
         let store: SQLiteQuoteStore
         do {
             // A migration may rewrite every row (README, "Upgrades"): systemd is told to wait
@@ -143,7 +158,35 @@ struct Startup {
                 "synchronous": "\(synchronous)",
             ])
         return Startup(
-            configuration: configuration, access: access, store: store, catalog: LiveCatalog(catalog),
+            configuration: configuration, access: access, store: store, sqlite: store, catalog: LiveCatalog(catalog),
+            notifier: notifier)
+    }
+
+    /// Opens the PostgreSQL store (migrating it if this daemon is the first to start on a new
+    /// version) and checks its integrity.
+    private static func openPostgres(
+        _ postgres: PostgresQuoteStore.Configuration, configuration: DaemonConfiguration, access: AccessControl?,
+        catalog: Catalog, notifier: SystemdNotifier, logger: Logger
+    ) async throws -> Startup {
+        let store: PostgresQuoteStore
+        do {
+            store = try await PostgresQuoteStore.open(configuration: postgres, catalog: catalog, logger: logger)
+        } catch {
+            logger.critical("cannot open the store: \(error)")
+            throw ExitCode(74)
+        }
+        let violations = try await store.integrityViolations()
+        for violation in violations {
+            logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
+        }
+        logger.notice(
+            "store open",
+            metadata: [
+                "store": "postgresql", "database": "\(postgres.redactedURL)", "mechanics": "\(catalog.mechanics.count)",
+                "services": "\(catalog.services.count)", "violations": "\(violations.count)",
+            ])
+        return Startup(
+            configuration: configuration, access: access, store: store, sqlite: nil, catalog: LiveCatalog(catalog),
             notifier: notifier)
     }
 

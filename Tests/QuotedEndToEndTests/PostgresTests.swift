@@ -1,0 +1,114 @@
+import Foundation
+import TestSupport
+import Testing
+import ZeroMQ
+
+@Suite("Several daemons on one PostgreSQL database", .serialized)
+struct PostgresTests {
+    @Test("two daemons share quotes, mechanics and one log: a quote submitted on one is completed on the other")
+    func twoDaemonsShareOneDatabase() throws {
+        // The cluster trusts loopback: a password is accepted, and must never be logged.
+        let url = try PostgresCluster.start().createDatabase().replacingOccurrences(
+            of: "postgres@", with: "postgres:s3cret@")
+        let first = try DaemonProcess(arguments: ["--postgres", url])
+        defer { first.stop() }
+        let second = try DaemonProcess(environment: ["QUOTED_POSTGRES_URL": url])
+        defer { second.stop() }
+        #expect(first.log.contains { $0.contains("store open") && $0.contains("store=postgresql") })
+        #expect(!first.log.joined().contains("s3cret"), "no password in the log")
+        #expect(!first.log.joined().contains("hasn't been called yet"), "\(first.log)")
+
+        let context = try Context()
+        let one = try Client(context, endpoint: first.commands)
+        let other = try Client(context, endpoint: second.commands)
+        let booked = try one.call(Requests.submit(book: true))
+        let id = booked.quoteID
+        #expect(booked.quote?["state"] as? String == "booked")
+        #expect(try other.call(Requests.op("get", ["quoteId": id])).quote?["state"] as? String == "booked")
+        let completed = try other.call(Requests.op("complete", ["quoteId": id]))
+        #expect(completed.quote?["state"] as? String == "completed", "\(completed)")
+        let mechanic = try #require(booked.quote?[object: "mechanic"]?["name"] as? String)
+        let roster = try #require(try one.call(Requests.op("mechanics"))["mechanics"] as? [[String: Any]])
+        #expect(roster.first { $0["name"] as? String == mechanic }?["busy"] as? Bool == false)
+
+        let fromFirst = try #require(try one.call(Requests.op("events", ["since": 0]))["events"] as? [[String: Any]])
+        let fromSecond = try #require(
+            try other.call(Requests.op("events", ["since": 0]))["events"] as? [[String: Any]])
+        #expect(fromFirst.map { $0["seq"] as? Int } == Array(1...fromFirst.count).map { Optional($0) })
+        #expect(fromFirst.map { $0["type"] as? String } == fromSecond.map { $0["type"] as? String })
+        #expect(
+            fromFirst.map { $0["type"] as? String } == [
+                "quote.submitted", "quote.ready", "quote.booked", "mechanic.busy", "quote.completed", "mechanic.free",
+            ])
+    }
+
+    @Test("clients connected to both daemons race bookings for few mechanics: no mechanic is ever booked twice")
+    func racingDaemonsNeverDoubleBook() throws {
+        let url = try PostgresCluster.start().createDatabase()
+        let daemons = try (0..<2).map { _ in try DaemonProcess(arguments: ["--postgres", url]) }
+        defer { for daemon in daemons { daemon.stop() } }
+        let context = try Context()
+        // Each DEALER is connected to both daemons: ZeroMQ spreads its requests over them.
+        let clients = try (0..<8).map { _ in
+            let socket = try Socket(context, type: .dealer)
+            try socket.set(.linger, 0)
+            try socket.set(.receiveTimeout, 20_000)
+            for daemon in daemons { try socket.connect(daemon.commands) }
+            return Box(socket)
+        }
+        var booked = 0
+        var refused = 0
+        for round in 0..<15 {
+            for (index, client) in clients.enumerated() {
+                let request = Requests.submit(key: "race-\(round)-\(index)", book: true)
+                try client.socket.send(multipart: [[], Array(try JSONSerialization.data(withJSONObject: request))])
+            }
+            for client in clients {
+                let body = try #require(try client.socket.receiveMultipart()?.frames.last)
+                let reply = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+                #expect(reply["ok"] as? Bool == true, "\(reply)")
+                if reply.quote?["state"] as? String == "booked" {
+                    booked += 1
+                    let id = reply.quoteID
+                    try client.socket.send(
+                        multipart: [
+                            [],
+                            Array(try JSONSerialization.data(withJSONObject: Requests.op("complete", ["quoteId": id]))),
+                        ])
+                    let done = try #require(try client.socket.receiveMultipart()?.frames.last)
+                    #expect(String(decoding: done, as: UTF8.self).contains(#""ok":true"#))
+                } else {
+                    refused += 1
+                }
+            }
+        }
+        #expect(booked > 0)
+
+        // The one log, read through either daemon: gap-free, and no mechanic claimed while held.
+        let reader = try Client(context, endpoint: daemons[1].commands)
+        let events = try #require(try reader.call(Requests.op("events", ["since": 0]))["events"] as? [[String: Any]])
+        #expect(events.map { $0["seq"] as? Int ?? -1 } == Array(1...events.count))
+        var holder: [Int: Int] = [:]
+        for event in events {
+            guard let mechanic = (event["mechanic"] as? [String: Any])?["id"] as? Int else { continue }
+            let quote = event["quoteId"] as? Int ?? -1
+            if event["type"] as? String == "mechanic.busy" {
+                #expect(
+                    holder[mechanic] == nil,
+                    "mechanic \(mechanic) booked by \(quote) while held by \(holder[mechanic]!)")
+                holder[mechanic] = quote
+            } else {
+                #expect(holder[mechanic] == quote, "mechanic \(mechanic) freed by \(quote), not its holder")
+                holder[mechanic] = nil
+            }
+        }
+        #expect(holder.isEmpty, "every booking was completed")
+        #expect(events.filter { $0["type"] as? String == "mechanic.busy" }.count == booked)
+    }
+}
+
+/// A socket kept in an array.
+final class Box {
+    let socket: Socket
+    init(_ socket: consuming Socket) { self.socket = socket }
+}
