@@ -70,11 +70,15 @@ struct Bench {
         sync()
         let keys = point.curve ? try BenchKeys() : nil
         defer { keys?.remove() }
-        let daemon = try BenchDaemon(
-            executable: executable, mechanics: point.mechanics, arguments: keys?.daemonArguments ?? [])
+        let arguments = (keys?.daemonArguments ?? []) + (point.postgres.map { ["--postgres", $0] } ?? [])
+        let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics, arguments: arguments)
         var pointFactory = factory
         pointFactory.wait = point.wait
         defer { daemon.remove() }
+        let others = try (1..<max(point.daemons, 1)).map { _ in
+            try BenchDaemon(executable: executable, mechanics: point.mechanics, arguments: arguments)
+        }
+        defer { for other in others { other.remove() } }
         if point.preload > 0 {
             try fill(daemon, quotes: point.preload, curve: keys)
             daemon.stop()
@@ -85,7 +89,7 @@ struct Bench {
         // Durable figures only: the store reads its writer's setting back at start (GRDB once
         // reset it, and every figure was taken without the commit fsync until it was found).
         let expected = ProcessInfo.processInfo.environment["QUOTED_STORE_SQLITE_SYNCHRONOUS"]?.lowercased() ?? "full"
-        guard daemon.synchronous == expected else {
+        guard point.postgres != nil || daemon.synchronous == expected else {
             throw BenchError("quoted commits with synchronous=\(daemon.synchronous), not \(expected)")
         }
         let startup = daemon.startup
@@ -100,10 +104,17 @@ struct Bench {
         let plan = LoadPlan(
             endpoint: daemon.commands, workload: point.workload, clients: point.clients, window: point.window,
             rate: point.rate, duration: .milliseconds(Int(point.duration * 1000)), cycles: point.cycles,
-            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID, curve: keys)
-        let cpuBefore = daemon.cpuSeconds
+            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID, curve: keys,
+            otherEndpoints: others.map(\.commands))
+        let all = [daemon] + others
+        let cpuBefore = all.map(\.cpuSeconds)
         let result = try LoadDriver(context: context, plan: plan).run()
-        let cpu = daemon.cpuSeconds - cpuBefore
+        let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
+        let cpu = cpuEach.reduce(0, +)
+        if all.count > 1, result.elapsed > 0 {
+            let each = cpuEach.map { String(format: "%.2f", $0 / result.elapsed) }.joined(separator: ", ")
+            FileHandle.standardError.write(Data("# \(label): cores used by each daemon: \(each)\n".utf8))
+        }
         nextRequestID = result.nextRequestID
         // Replies leave before their events: let the last batch's events arrive.
         tap.waitUntilSeen(quote: result.submitted.map(\.quote).max() ?? 0, timeout: .seconds(10))
@@ -134,7 +145,11 @@ struct Bench {
             // PUB drops for a subscriber whose queue is full (by design: a slow peer never stalls
             // quoted); a benchmark subscriber short of CPU shows it. Reported, not a failure.
             FileHandle.standardError.write(
-                Data("# \(label): \(missing) accepted submissions' events never reached the subscriber\n".utf8))
+                Data(
+                    ("# \(label): \(missing) accepted submissions' events never reached the subscriber"
+                        + (point.daemons > 1
+                            ? " (it listens to the first daemon, which publishes its own commits)" : "")
+                        + "\n").utf8))
         }
         if point.workload != .submit {
             let audit = try BookingAudit.run(context: context, endpoint: daemon.commands, since: lastSeq, curve: keys)

@@ -42,6 +42,13 @@ struct LoadBench: ParsableCommand {
             "Also measure the same point with CURVE on both sockets (quoted with --server-key and --clients, every client and subscriber with an operator key)."
     )
     var curve = false
+    @Option(
+        help:
+            "Also measure the point on PostgreSQL at this URL (a database for the benchmark alone), after SQLite, with each of --daemons."
+    )
+    var postgres: String?
+    @Option(help: "Daemons sharing the PostgreSQL database, comma-separated counts: every client connects to all.")
+    var daemons = "1"
     @Option(help: "Run a series instead of one point.") var scaling: Series?
     @Option(help: "Offered loads for --scaling load, comma-separated.") var rates =
         "500,1000,2000,3000,4000,5000,10000,20000,30000,40000"
@@ -79,6 +86,14 @@ struct LoadBench: ParsableCommand {
                 secured.curve = true
                 try bench.measure(secured, label: "\(point.workload) --curve")
             }
+            if let postgres {
+                for count in Self.numbers(daemons).map(Int.init) where count >= 1 {
+                    var shared = point
+                    shared.postgres = postgres
+                    shared.daemons = count
+                    try bench.measure(shared, label: "\(point.workload) pg x\(count)")
+                }
+            }
         }
         if bench.failures > 0 { throw ExitCode(1) }
     }
@@ -108,4 +123,8 @@ struct Point {
     var wait = false
     /// quoted runs with `security`, and every socket connects with CURVE.
     var curve = false
+    /// quoted stores in PostgreSQL at this URL instead of SQLite.
+    var postgres: String?
+    /// Daemons on that database, every client connected to all of them.
+    var daemons = 1
 }

@@ -25,6 +25,9 @@ struct LoadPlan: Sendable {
     var seed: UInt64 = 42
     /// CURVE keys for every socket, against a quoted with `security`.
     var curve: BenchKeys?
+    /// More daemons every client also connects to (several daemons on one PostgreSQL
+    /// database): ZeroMQ spreads each client's requests over all of them.
+    var otherEndpoints: [String] = []
 }
 
 /// What a run measured.
@@ -108,6 +111,7 @@ final class LoadDriver {
             try socket.set(.sendHighWaterMark, 0)
             try socket.set(.receiveHighWaterMark, 0)
             try socket.connect(plan.endpoint)
+            for other in plan.otherEndpoints { try socket.connect(other) }
             let client = Client(socket: socket)
             poller.register(client.socket)
             clients.append(client)
