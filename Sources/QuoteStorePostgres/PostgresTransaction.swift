@@ -22,10 +22,47 @@ final class PostgresTransaction: StoreTransaction {
     let logger: Logger
     private var lastSeq: Int64 = 0
     private var lastQuoteID: Int64 = 0
-    private var savepoints: [(lastSeq: Int64, lastQuoteID: Int64, history: (id: Int64, bytes: Data)?)] = []
+    private var savepoints: [Savepoint] = []
     /// The history bytes of the quote last read, for the update that usually follows.
     private var history: (id: Int64, bytes: Data)?
     private var countersChanged = false
+    /// What the transaction will write at its end, in a few multi-row statements: postgres-nio
+    /// sends one statement per round trip, and a row per statement would make a batch of a
+    /// thousand submissions thousands of round trips.
+    private var pending = Pending()
+
+    /// New quotes and events not written yet. A new quote is found here by id or idempotency
+    /// key; anything that scans the quotes table writes them first.
+    private struct Pending {
+        var quotes: [PendingQuote] = []
+        var byID: [Int64: Int] = [:]
+        var byKey: [String: Int] = [:]
+        var events: [PendingEvent] = []
+    }
+
+    private struct PendingQuote {
+        var quote: Quote
+        var key: String?
+        var history: Data
+        var waitSeq: Int64?
+    }
+
+    private struct PendingEvent {
+        var event: StoredEvent
+        var mechanic: Int64?
+        var from: String?
+        var to: String?
+        var data: Data
+    }
+
+    private struct Savepoint {
+        var lastSeq: Int64
+        var lastQuoteID: Int64
+        var history: (id: Int64, bytes: Data)?
+        var pending: Pending
+        /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes.
+        var opened = false
+    }
 
     init(connection: PostgresConnection, now: Date, currency: Currency, logger: Logger) {
         self.connection = connection
@@ -42,8 +79,10 @@ final class PostgresTransaction: StoreTransaction {
         (lastSeq, lastQuoteID) = try decode(row, as: (Int64, Int64).self)
     }
 
-    /// Writes back the numbers handed out: the last statement before `COMMIT`.
+    /// Writes what is pending, then the numbers handed out: the last statements before `COMMIT`.
     func finish() async throws(StoreError) {
+        try await flushQuotes()
+        try await flushEvents()
         guard countersChanged else { return }
         try await execute("UPDATE counters SET last_seq = \(lastSeq), last_quote_id = \(lastQuoteID)")
     }
@@ -51,6 +90,7 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Reading
 
     func quote(_ id: QuoteID) async throws(StoreError) -> Quote? {
+        if let index = pending.byID[id.rawValue] { return pending.quotes[index].quote }
         let rows = try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue) FOR UPDATE")
         guard let row = rows.first else { return nil }
         let (data, bytes) = try decode(row, as: (Data, Data).self)
@@ -59,6 +99,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
+        if let index = pending.byKey[key] { return pending.quotes[index].quote }
         let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key) FOR UPDATE")
         guard let row = rows.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
@@ -74,20 +115,21 @@ final class PostgresTransaction: StoreTransaction {
 
     func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) async throws(StoreError) {
         let bytes = HistoryCodec.appending(steps.map(step), to: Data())
-        let submitted = PostgresQuoteStore.milliseconds(quote.submittedAt)
-        let updated = PostgresQuoteStore.milliseconds(quote.updatedAt)
-        try await execute(
-            """
-            INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                updated_at, data, history)
-            VALUES (\(quote.id.rawValue), \(quote.status.rawValue), \(key), \(quote.mechanic?.id.rawValue),
-                \(quote.price?.cents), \(currency.code), \(submitted), \(updated), \(QuoteCodec.encode(quote)), \(bytes))
-            """)
-        history = (quote.id.rawValue, bytes)
+        pending.byID[quote.id.rawValue] = pending.quotes.count
+        if let key { pending.byKey[key] = pending.quotes.count }
+        pending.quotes.append(PendingQuote(quote: quote, key: key, history: bytes, waitSeq: nil))
     }
 
     func update(_ quote: Quote, step: StateChange) async throws(StoreError) {
         let id = quote.id.rawValue
+        if let index = pending.byID[id] {
+            // Not written yet: changed where it waits.
+            pending.quotes[index].history = HistoryCodec.appending([self.step(step)], to: pending.quotes[index].history)
+            pending.quotes[index].quote = quote
+            pending.quotes[index].waitSeq = quote.status == .waiting ? step.seq : nil
+            return
+        }
+        try await willWrite()
         let before: Data
         if let history, history.id == id {
             before = history.bytes
@@ -114,6 +156,7 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Claims
 
     func claim(_ mechanic: MechanicID, minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Bool {
+        try await willWrite()
         let rows = try await query(
             """
             UPDATE mechanics SET quote_id = \(quote.rawValue), free_since = NULL
@@ -124,6 +167,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic? {
+        try await willWrite()
         // The pick and the claim in one statement; SKIP LOCKED: a mechanic another daemon's
         // open transaction is claiming is passed over, not waited for.
         let rows = try await query(
@@ -143,6 +187,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func release(_ mechanic: MechanicID, from quote: QuoteID) async throws(StoreError) -> Bool {
+        try await willWrite()
         let rows = try await query(
             """
             UPDATE mechanics SET quote_id = NULL, free_since = \(nowMilliseconds)
@@ -154,6 +199,7 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: The wait-list
 
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote? {
+        try await flushQuotes()
         let rows = try await query(
             """
             SELECT id, data, history FROM quotes
@@ -169,6 +215,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
+        try await flushQuotes()
         let rows = try await query(
             """
             SELECT count(*) FROM quotes
@@ -188,72 +235,148 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Events
 
     func append(_ changes: [StoredEvent.Kind], by actor: String?) async throws(StoreError) -> [StoredEvent] {
-        guard !changes.isEmpty else { return [] }
         let at = PostgresQuoteStore.date(nowMilliseconds)
         var events: [StoredEvent] = []
-        // One multi-row INSERT for the whole call: one round trip.
-        var bindings = PostgresBindings(capacity: changes.count * 9)
-        var values: [String] = []
+        events.reserveCapacity(changes.count)
         for kind in changes {
             lastSeq += 1
             let event = StoredEvent(seq: lastSeq, at: at, kind: kind, by: actor)
             events.append(event)
-            let mechanic: Int64?
-            let from: String?
-            let to: String?
-            let data: Data
             switch kind {
             case .quote(let previous, let quote):
-                (mechanic, from, to, data) = (
-                    quote.mechanic?.id.rawValue, previous?.rawValue, quote.status.rawValue, QuoteCodec.encode(quote)
-                )
+                pending.events.append(
+                    PendingEvent(
+                        event: event, mechanic: quote.mechanic?.id.rawValue, from: previous?.rawValue,
+                        to: quote.status.rawValue, data: QuoteCodec.encode(quote)))
             case .mechanicBusy(let worker, _), .mechanicFree(let worker, _):
-                (mechanic, from, to, data) = (worker.id.rawValue, nil, nil, QuoteCodec.encode(worker))
+                pending.events.append(
+                    PendingEvent(
+                        event: event, mechanic: worker.id.rawValue, from: nil, to: nil, data: QuoteCodec.encode(worker))
+                )
             }
-            let base = bindings.count
-            bindings.append(event.seq)
-            bindings.append(nowMilliseconds)
-            bindings.append(event.type)
-            bindings.append(event.quoteID.rawValue)
-            bindings.append(mechanic)
-            bindings.append(from)
-            bindings.append(to)
-            do {
-                try bindings.append(data)
-            } catch {
-                throw StoreError(.database, "cannot bind event \(event.seq): \(error)")
-            }
-            bindings.append(actor)
-            values.append("(" + (1...9).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
         }
         countersChanged = true
-        try await execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
-                    VALUES \(values.joined(separator: ", "))
-                    """, binds: bindings))
         return events
+    }
+
+    // MARK: Writing what is pending
+
+    /// Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
+    private static let rowsPerStatement = 2_000
+
+    /// Inserts the pending quotes, a few thousand rows a statement.
+    private func flushQuotes() async throws(StoreError) {
+        guard !pending.quotes.isEmpty else { return }
+        try await willWrite()
+        for start in stride(from: 0, to: pending.quotes.count, by: Self.rowsPerStatement) {
+            let chunk = pending.quotes[start..<min(start + Self.rowsPerStatement, pending.quotes.count)]
+            var bindings = PostgresBindings(capacity: chunk.count * 13)
+            var values: [String] = []
+            values.reserveCapacity(chunk.count)
+            for entry in chunk {
+                let quote = entry.quote
+                let base = bindings.count
+                bindings.append(quote.id.rawValue)
+                bindings.append(quote.status.rawValue)
+                bindings.append(entry.key)
+                bindings.append(quote.mechanic?.id.rawValue)
+                bindings.append(quote.price?.cents)
+                bindings.append(currency.code)
+                bindings.append(PostgresQuoteStore.milliseconds(quote.submittedAt))
+                bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
+                try bind(QuoteCodec.encode(quote), to: &bindings)
+                try bind(entry.history, to: &bindings)
+                bindings.append(entry.waitSeq)
+                bindings.append(entry.waitSeq == nil ? nil : quote.request.requiredSkill.rawValue)
+                bindings.append(entry.waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
+                values.append("(" + (1...13).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
+            }
+            try await execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+                            updated_at, data, history, wait_seq, wait_skill, wait_mechanic)
+                        VALUES \(values.joined(separator: ", "))
+                        """, binds: bindings))
+        }
+        if let last = pending.quotes.last { history = (last.quote.id.rawValue, last.history) }
+        pending.quotes = []
+        pending.byID = [:]
+        pending.byKey = [:]
+    }
+
+    /// Inserts the pending events, a few thousand rows a statement; nothing in the
+    /// transaction reads them back, so they wait for its end.
+    private func flushEvents() async throws(StoreError) {
+        guard !pending.events.isEmpty else { return }
+        try await willWrite()
+        for start in stride(from: 0, to: pending.events.count, by: Self.rowsPerStatement) {
+            let chunk = pending.events[start..<min(start + Self.rowsPerStatement, pending.events.count)]
+            var bindings = PostgresBindings(capacity: chunk.count * 9)
+            var values: [String] = []
+            values.reserveCapacity(chunk.count)
+            for entry in chunk {
+                let base = bindings.count
+                bindings.append(entry.event.seq)
+                bindings.append(nowMilliseconds)
+                bindings.append(entry.event.type)
+                bindings.append(entry.event.quoteID.rawValue)
+                bindings.append(entry.mechanic)
+                bindings.append(entry.from)
+                bindings.append(entry.to)
+                try bind(entry.data, to: &bindings)
+                bindings.append(entry.event.by)
+                values.append("(" + (1...9).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
+            }
+            try await execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
+                        VALUES \(values.joined(separator: ", "))
+                        """, binds: bindings))
+        }
+        pending.events = []
+    }
+
+    private func bind(_ data: Data, to bindings: inout PostgresBindings) throws(StoreError) {
+        do {
+            try bindings.append(data)
+        } catch {
+            throw StoreError(.database, "cannot bind \(data.count) bytes: \(error)")
+        }
     }
 
     // MARK: Savepoints
 
     func savepoint() async throws(StoreError) {
-        savepoints.append((lastSeq, lastQuoteID, history))
-        try await execute(PostgresQuery(unsafeSQL: "SAVEPOINT s\(savepoints.count)"))
+        savepoints.append(
+            Savepoint(lastSeq: lastSeq, lastQuoteID: lastQuoteID, history: history, pending: pending))
     }
 
     func rollbackToSavepoint() async throws(StoreError) {
         guard let saved = savepoints.popLast() else { return }
-        try await execute(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT s\(savepoints.count + 1)"))
-        try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count + 1)"))
-        (lastSeq, lastQuoteID, history) = saved
+        if saved.opened {
+            let name = "s\(savepoints.count + 1)"
+            try await execute(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(name)"))
+            try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(name)"))
+        }
+        (lastSeq, lastQuoteID, history, pending) = (saved.lastSeq, saved.lastQuoteID, saved.history, saved.pending)
     }
 
     func releaseSavepoint() async throws(StoreError) {
-        guard !savepoints.isEmpty else { return }
-        try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count)"))
-        savepoints.removeLast()
+        guard let saved = savepoints.popLast() else { return }
+        if saved.opened {
+            try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count + 1)"))
+        }
+    }
+
+    /// Sends the `SAVEPOINT`s not sent yet, before a statement that writes: a command refused
+    /// before its first write, or one that only added to what is pending, costs no round trip.
+    private func willWrite() async throws(StoreError) {
+        for index in savepoints.indices where !savepoints[index].opened {
+            try await execute(PostgresQuery(unsafeSQL: "SAVEPOINT s\(index + 1)"))
+            savepoints[index].opened = true
+        }
     }
 
     // MARK: Statements
