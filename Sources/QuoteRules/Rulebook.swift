@@ -129,6 +129,11 @@ public struct Rulebook: Sendable {
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(requests.count)
+        let keys = requests.compactMap { request -> String? in
+            if case .submit(_, let key?, _, _) = request.command { return key }
+            return nil
+        }
+        if !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
         for request in requests {
             let steps = Steps(transaction: transaction, actor: request.actor)
             results.append(

@@ -20,6 +20,11 @@ public protocol StoreTransaction: AnyObject {
     /// The quote submitted with `idempotencyKey`, if any.
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
 
+    /// Says which idempotency keys ``quote(idempotencyKey:)`` is about to be asked for, so
+    /// that a store whose every statement is a round trip can read them all at once. Optional:
+    /// the answers must be the same without it.
+    func prefetch(idempotencyKeys: [String]) async throws(StoreError)
+
     /// A quote id never handed out before. An id taken by a command that is then undone
     /// (``rollbackToSavepoint()``) may be handed out again.
     func nextQuoteID() async throws(StoreError) -> QuoteID
@@ -69,4 +74,9 @@ public protocol StoreTransaction: AnyObject {
 
     /// Closes the innermost open savepoint, keeping what was done since.
     func releaseSavepoint() async throws(StoreError)
+}
+
+extension StoreTransaction {
+    /// Nothing: a store whose look-ups are cheap reads each key when asked.
+    public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
 }

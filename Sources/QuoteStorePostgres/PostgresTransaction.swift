@@ -30,6 +30,9 @@ final class PostgresTransaction: StoreTransaction {
     /// sends one statement per round trip, and a row per statement would make a batch of a
     /// thousand submissions thousands of round trips.
     private var pending = Pending()
+    /// Idempotency keys read ahead (``prefetch(idempotencyKeys:)``): the quote submitted under
+    /// each before this transaction, or `nil` for none.
+    private var prefetched: [String: Quote?] = [:]
 
     /// New quotes and events not written yet. A new quote is found here by id or idempotency
     /// key; anything that scans the quotes table writes them first.
@@ -100,9 +103,19 @@ final class PostgresTransaction: StoreTransaction {
 
     func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
         if let index = pending.byKey[key] { return pending.quotes[index].quote }
+        if let known = prefetched[key] { return known }
         let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key) FOR UPDATE")
         guard let row = rows.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
+    }
+
+    func prefetch(idempotencyKeys keys: [String]) async throws(StoreError) {
+        let rows = try await query("SELECT idempotency_key, data FROM quotes WHERE idempotency_key = ANY(\(keys))")
+        for key in keys { prefetched[key] = .some(nil) }
+        for row in rows {
+            let (key, data) = try decode(row, as: (String, Data).self)
+            prefetched[key] = .some(try Self.quote(data))
+        }
     }
 
     func nextQuoteID() async throws(StoreError) -> QuoteID {
