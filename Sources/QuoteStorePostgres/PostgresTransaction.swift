@@ -277,40 +277,31 @@ final class PostgresTransaction: StoreTransaction {
     /// Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
     private static let rowsPerStatement = 2_000
 
-    /// Inserts the pending quotes, a few thousand rows a statement.
+    /// Inserts the pending quotes.
     private func flushQuotes() async throws(StoreError) {
         guard !pending.quotes.isEmpty else { return }
         try await willWrite()
-        for start in stride(from: 0, to: pending.quotes.count, by: Self.rowsPerStatement) {
-            let chunk = pending.quotes[start..<min(start + Self.rowsPerStatement, pending.quotes.count)]
-            var bindings = PostgresBindings(capacity: chunk.count * 13)
-            var values: [String] = []
-            values.reserveCapacity(chunk.count)
-            for entry in chunk {
-                let quote = entry.quote
-                let base = bindings.count
-                bindings.append(quote.id.rawValue)
-                bindings.append(quote.status.rawValue)
-                bindings.append(entry.key)
-                bindings.append(quote.mechanic?.id.rawValue)
-                bindings.append(quote.price?.cents)
-                bindings.append(currency.code)
-                bindings.append(PostgresQuoteStore.milliseconds(quote.submittedAt))
-                bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
-                try bind(QuoteCodec.encode(quote), to: &bindings)
-                try bind(entry.history, to: &bindings)
-                bindings.append(entry.waitSeq)
-                bindings.append(entry.waitSeq == nil ? nil : quote.request.requiredSkill.rawValue)
-                bindings.append(entry.waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
-                values.append("(" + (1...13).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
-            }
-            try await execute(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                            updated_at, data, history, wait_seq, wait_skill, wait_mechanic)
-                        VALUES \(values.joined(separator: ", "))
-                        """, binds: bindings))
+        try await insert(
+            pending.quotes,
+            into: """
+                quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at, updated_at, data,
+                    history, wait_seq, wait_skill, wait_mechanic)
+                """, columns: 13
+        ) { entry, bindings throws(StoreError) in
+            let quote = entry.quote
+            bindings.append(quote.id.rawValue)
+            bindings.append(quote.status.rawValue)
+            bindings.append(entry.key)
+            bindings.append(quote.mechanic?.id.rawValue)
+            bindings.append(quote.price?.cents)
+            bindings.append(currency.code)
+            bindings.append(PostgresQuoteStore.milliseconds(quote.submittedAt))
+            bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
+            try bind(QuoteCodec.encode(quote), to: &bindings)
+            try bind(entry.history, to: &bindings)
+            bindings.append(entry.waitSeq)
+            bindings.append(entry.waitSeq == nil ? nil : quote.request.requiredSkill.rawValue)
+            bindings.append(entry.waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
         }
         if let last = pending.quotes.last { history = (last.quote.id.rawValue, last.history) }
         pending.quotes = []
@@ -318,37 +309,49 @@ final class PostgresTransaction: StoreTransaction {
         pending.byKey = [:]
     }
 
-    /// Inserts the pending events, a few thousand rows a statement; nothing in the
-    /// transaction reads them back, so they wait for its end.
+    /// Inserts the pending events; nothing in the transaction reads them back, so they wait
+    /// for its end.
     private func flushEvents() async throws(StoreError) {
         guard !pending.events.isEmpty else { return }
         try await willWrite()
-        for start in stride(from: 0, to: pending.events.count, by: Self.rowsPerStatement) {
-            let chunk = pending.events[start..<min(start + Self.rowsPerStatement, pending.events.count)]
-            var bindings = PostgresBindings(capacity: chunk.count * 9)
+        let now = nowMilliseconds
+        try await insert(
+            pending.events, into: "events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)",
+            columns: 9
+        ) { entry, bindings throws(StoreError) in
+            bindings.append(entry.event.seq)
+            bindings.append(now)
+            bindings.append(entry.event.type)
+            bindings.append(entry.event.quoteID.rawValue)
+            bindings.append(entry.mechanic)
+            bindings.append(entry.from)
+            bindings.append(entry.to)
+            try bind(entry.data, to: &bindings)
+            bindings.append(entry.event.by)
+        }
+        pending.events = []
+    }
+
+    /// `INSERT INTO target VALUES (...), (...)` of `rows`, each bound by `bind` as `columns`
+    /// values, a few thousand rows a statement.
+    private func insert<Row>(
+        _ rows: [Row], into target: String, columns: Int,
+        bind: (Row, inout PostgresBindings) throws(StoreError) -> Void
+    ) async throws(StoreError) {
+        for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
+            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            var bindings = PostgresBindings(capacity: chunk.count * columns)
             var values: [String] = []
             values.reserveCapacity(chunk.count)
-            for entry in chunk {
+            for row in chunk {
                 let base = bindings.count
-                bindings.append(entry.event.seq)
-                bindings.append(nowMilliseconds)
-                bindings.append(entry.event.type)
-                bindings.append(entry.event.quoteID.rawValue)
-                bindings.append(entry.mechanic)
-                bindings.append(entry.from)
-                bindings.append(entry.to)
-                try bind(entry.data, to: &bindings)
-                bindings.append(entry.event.by)
-                values.append("(" + (1...9).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
+                try bind(row, &bindings)
+                values.append("(" + (1...columns).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
             }
             try await execute(
                 PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
-                        VALUES \(values.joined(separator: ", "))
-                        """, binds: bindings))
+                    unsafeSQL: "INSERT INTO \(target) VALUES \(values.joined(separator: ", "))", binds: bindings))
         }
-        pending.events = []
     }
 
     private func bind(_ data: Data, to bindings: inout PostgresBindings) throws(StoreError) {
@@ -410,11 +413,7 @@ final class PostgresTransaction: StoreTransaction {
     private func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)
         -> (repeat each T)
     {
-        do {
-            return try row.decode((repeat each T).self)
-        } catch {
-            throw StoreError(.corrupt, "\(error)")
-        }
+        try PostgresQuoteStore.decode(row, as: (repeat each T).self)
     }
 
     private func step(_ change: StateChange) -> HistoryStep {

@@ -138,10 +138,7 @@ struct Startup {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(74)
         }
-        let violations = try await store.integrityViolations()
-        for violation in violations {
-            logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
-        }
+        let violations = try await reportViolations(of: store, logger: logger)
         // What the connection that commits really runs with, read back: a setting lost on
         // the way (GRDB's WAL set-up once reset it) would acknowledge commits not yet durable.
         let configured = storeConfiguration.synchronousFull ? "full" : "normal"
@@ -162,6 +159,17 @@ struct Startup {
             notifier: notifier)
     }
 
+    /// Logs each booking invariant the store finds broken (repaired only by `quoted repair`).
+    private static func reportViolations(of store: any QuoteStore, logger: Logger) async throws
+        -> [IntegrityViolation]
+    {
+        let violations = try await store.integrityViolations()
+        for violation in violations {
+            logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
+        }
+        return violations
+    }
+
     /// Opens the PostgreSQL store (migrating it if this daemon is the first to start on a new
     /// version) and checks its integrity.
     private static func openPostgres(
@@ -175,10 +183,7 @@ struct Startup {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(74)
         }
-        let violations = try await store.integrityViolations()
-        for violation in violations {
-            logger.error("integrity violation: \(violation.message); run `quoted repair` to fix")
-        }
+        let violations = try await reportViolations(of: store, logger: logger)
         logger.notice(
             "store open",
             metadata: [
