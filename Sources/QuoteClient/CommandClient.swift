@@ -22,7 +22,11 @@ public struct CommandClient: ~Copyable {
             let socket = try Socket(context, type: .dealer)
             try socket.set(.linger, 0)
             try curve?.configure(socket)
-            try socket.connect(endpoint)
+            let endpoints = Self.endpoints(endpoint)
+            // Several daemons: requests go only to those connected, so a daemon that is down
+            // holds none of them.
+            if endpoints.count > 1 { try socket.set(.immediate, true) }
+            for one in endpoints { try socket.connect(one) }
             self.socket = socket
         } catch {
             throw ClientError(.usage, "cannot use endpoint \(endpoint): \(error.message)")
@@ -30,6 +34,12 @@ public struct CommandClient: ~Copyable {
         self.endpoint = endpoint
         self.timeout = timeout
         usesCurve = curve != nil
+    }
+
+    /// The endpoints in `list`, comma-separated: one per daemon sharing a database. ZeroMQ
+    /// spreads requests over them and subscribes to each.
+    public static func endpoints(_ list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// What may be wrong when quoted does not answer: a quoted with `security` lets a client

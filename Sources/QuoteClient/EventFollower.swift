@@ -67,7 +67,9 @@ public struct EventFollower: ~Copyable {
             let monitor = try Socket(context, type: .pair)
             try monitor.set(.linger, 0)
             try monitor.connect(monitorEndpoint)
-            try subscriber.connect(events)
+            // Every daemon's stream: each publishes its own commits, and the gaps between them
+            // are filled from the log like any other.
+            for endpoint in CommandClient.endpoints(events) { try subscriber.connect(endpoint) }
             self.subscriber = subscriber
             self.monitor = monitor
         } catch {

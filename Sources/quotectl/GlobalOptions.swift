@@ -6,10 +6,10 @@ import ZeroMQ
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: "quoted's command endpoint; $QUOTED_ENDPOINT when set.")
+    @Option(help: "quoted's command endpoint, or several daemons' comma-separated; $QUOTED_ENDPOINT when set.")
     var endpoint: String = ProcessInfo.processInfo.environment["QUOTED_ENDPOINT"] ?? "tcp://127.0.0.1:5555"
 
-    @Option(help: "quoted's event endpoint; $QUOTED_EVENTS when set.")
+    @Option(help: "quoted's event endpoint, or several daemons' comma-separated; $QUOTED_EVENTS when set.")
     var events: String = ProcessInfo.processInfo.environment["QUOTED_EVENTS"] ?? "tcp://127.0.0.1:5556"
 
     @Option(help: "Your secret CURVE certificate (NAME.key_secret), for a quoted with security; $QUOTED_KEY when set.")

@@ -107,6 +107,37 @@ struct PostgresTests {
     }
 }
 
+extension PostgresTests {
+    @Test("quotectl given both daemons' endpoints acts through them, and watch sees every commit of both in seq order")
+    func quotectlOverTwoDaemons() throws {
+        let url = try PostgresCluster.start().createDatabase()
+        let daemons = try (0..<2).map { _ in try DaemonProcess(arguments: ["--postgres", url]) }
+        defer { for daemon in daemons { daemon.stop() } }
+        let environment = [
+            "QUOTED_ENDPOINT": daemons.map(\.commands).joined(separator: ","),
+            "QUOTED_EVENTS": daemons.map(\.events).joined(separator: ","),
+        ]
+        let watcher = try Watcher(["--json"], environment: environment)
+        defer { watcher.stop() }
+        try watcher.waitUntilFollowing()
+
+        // Commits on each daemon, each publishing only its own.
+        let context = try Context()
+        for daemon in daemons {
+            let client = try Client(context, endpoint: daemon.commands)
+            for _ in 0..<3 { #expect(try client.call(Requests.submit(book: true))["ok"] as? Bool == true) }
+        }
+        let stats = try Quotectl.run(["stats", "--json"], environment: environment)
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let last = try #require(try stats.json()["lastSeq"] as? Int)
+        #expect(last == 6 * 4, "submitted, ready, booked, mechanic.busy for each")
+        #expect(
+            watcher.wait { stdout, _ in stdout.count >= last },
+            "watch printed \(watcher.stdout), said \(watcher.stderr)")
+        #expect(try watcher.events().map { $0["seq"] as? Int } == Array(1...last).map { Optional($0) })
+    }
+}
+
 /// A socket kept in an array.
 final class Box {
     let socket: Socket
