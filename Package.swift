@@ -196,6 +196,7 @@ let package = Package(
         // What several test targets share: running the project's Python (pyzmq).
         .target(
             name: "TestSupport",
+            dependencies: ["QuoteCore", "QuoteStore"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -211,6 +212,7 @@ let package = Package(
                 "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreCodec",
+                "TestSupport",
                 "QuoteStoreSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -382,9 +382,9 @@ public struct Engine {
                     code: .forbidden,
                     message: "this key is no longer in the clients directory; nothing was applied"))
         }
-        // An unknown operation is for the request's own validation to name.
+        // An unknown operation is for the request's own validation to refuse.
         guard let operation = request.op.flatMap(Operation.init(rawValue:)) else {
-            return .success(Actor(name: principal.name, ownQuotesOnly: principal.role != .operator))
+            return .success(Actor(name: principal.name))
         }
         switch principal.role.access(to: operation) {
         case .denied:

@@ -14,7 +14,9 @@ extension PostgresQuoteStore {
     /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
     public struct Configuration: Sendable {
         /// The URL, password included.
-        public var url: String
+        public let url: String
+        /// The URL's parts, read once when it is given.
+        private let parts: Parts
         /// The most connections the pool opens.
         public var poolSize: Int = 8
         /// How long a connection attempt may take.
@@ -26,7 +28,7 @@ extension PostgresQuoteStore {
         /// what is wrong with it.
         public init(url: String) throws(StoreError) {
             self.url = url
-            _ = try Self.parse(url)
+            parts = try Self.parse(url)
         }
 
         /// Reads the keys above from `reader` (scoped to the store's section).
@@ -59,8 +61,6 @@ extension PostgresQuoteStore {
 
         /// The client configuration for postgres-nio.
         var client: PostgresClient.Configuration {
-            // Checked at init.
-            let parts = try! Self.parse(url)
             var configuration = PostgresClient.Configuration(
                 host: parts.host, port: parts.port, username: parts.user, password: parts.password,
                 database: parts.database, tls: parts.tls ? .require(.makeClientConfiguration()) : .disable)
@@ -69,7 +69,7 @@ extension PostgresQuoteStore {
             return configuration
         }
 
-        private struct Parts {
+        private struct Parts: Sendable {
             var host: String
             var port: Int
             var user: String

@@ -4,6 +4,7 @@ import QuoteCore
 import QuoteRules
 import QuoteStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The promises every store keeps, checked through the real store and the rules that run on

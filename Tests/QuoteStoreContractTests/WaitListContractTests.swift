@@ -3,6 +3,7 @@ import PropertyBased
 import QuoteCore
 import QuoteRules
 import QuoteStore
+import TestSupport
 import Testing
 
 /// The wait-list's promises, through the real store and the rules: a booking that finds no

@@ -2,6 +2,7 @@ import Foundation
 import QuoteCore
 import QuoteStore
 import QuoteStoreSQLite
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

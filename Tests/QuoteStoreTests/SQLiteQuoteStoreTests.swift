@@ -6,6 +6,7 @@ import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("The SQLite store")

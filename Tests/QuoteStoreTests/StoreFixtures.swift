@@ -44,38 +44,6 @@ enum StoreFixtures {
     }
 }
 
-extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
-/// Replays the event log and reports every moment a mechanic would have been held twice or
-/// released by a quote that did not hold them.
-func doubleBookings(in events: [StoredEvent]) -> [String] {
-    var holder: [MechanicID: QuoteID] = [:]
-    var problems: [String] = []
-    for event in events {
-        switch event.kind {
-        case .mechanicBusy(let mechanic, let quote):
-            if let current = holder[mechanic.id] {
-                problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while held by \(current)")
-            }
-            holder[mechanic.id] = quote
-        case .mechanicFree(let mechanic, let quote):
-            if holder[mechanic.id] != quote {
-                problems.append(
-                    "seq \(event.seq): \(mechanic.name) freed by \(quote), held by \(String(describing: holder[mechanic.id]))"
-                )
-            }
-            holder[mechanic.id] = nil
-        case .quote: break
-        }
-    }
-    return problems
-}
-
 extension QuoteStore {
     /// Checks `commands` against `catalog` and applies them through the rules, as the daemon does.
     func apply(_ commands: [QuoteCommand], catalog: Catalog = .standard) async throws(StoreError)

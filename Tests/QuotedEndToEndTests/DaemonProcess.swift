@@ -57,6 +57,7 @@ final class DaemonProcess: @unchecked Sendable {
                     if line.contains("quoted ready") { ready.signal() }
                 }
             }
+            lines.arrived.signal()
         } atEnd: {
             ready.signal()
         }
@@ -73,6 +74,16 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Everything the daemon logged so far.
     var log: [String] { stderrLines.lines.withLock { $0 } }
+
+    /// Waits until `condition` holds of the log, woken as lines arrive; `false` after
+    /// `timeout` without it.
+    func waitForLog(timeout: Duration = .seconds(20), until condition: ([String]) -> Bool) -> Bool {
+        let deadline = DispatchTime.now() + .milliseconds(Int(timeout.components.seconds * 1_000))
+        while !condition(log) {
+            guard stderrLines.arrived.wait(timeout: deadline) == .success else { return condition(log) }
+        }
+        return true
+    }
 
     /// Sends SIGTERM and waits for the exit; returns the exit status.
     @discardableResult
@@ -112,6 +123,8 @@ struct DaemonError: Error, CustomStringConvertible {
 /// The daemon's stderr, line by line, shared with the pipe's reader.
 final class LogLines: Sendable {
     let lines = Mutex<[String]>([])
+    /// Signalled each time lines arrive, for a reader waiting on what they say.
+    let arrived = DispatchSemaphore(value: 0)
 }
 
 /// Reads `handle` to end of file on a thread of its own (simpler and sturdier than

@@ -63,12 +63,11 @@ final class SecureDaemon {
 
     /// Sends SIGHUP and waits until quoted has reloaded its clients.
     func reload() throws {
-        let before = daemon.log.filter { $0.contains("clients reloaded") }.count
+        func reloads(_ log: [String]) -> Int { log.filter { $0.contains("clients reloaded") }.count }
+        let before = reloads(daemon.log)
         kill(daemon.process.processIdentifier, SIGHUP)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while daemon.log.filter({ $0.contains("clients reloaded") }).count == before {
-            guard ContinuousClock.now < deadline else { throw DaemonError("no reload: \(daemon.log)") }
-            Thread.sleep(forTimeInterval: 0.01)
+        guard daemon.waitForLog(until: { reloads($0) > before }) else {
+            throw DaemonError("no reload: \(daemon.log)")
         }
     }
 

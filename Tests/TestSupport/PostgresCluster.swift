@@ -79,25 +79,38 @@ public final class PostgresCluster: Sendable {
                 server.executableURL = URL(fileURLWithPath: binaries + "/postgres")
                 server.arguments = arguments
             }
-            let log = directory + "/server.log"
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            server.standardOutput = logHandle
-            server.standardError = logHandle
+            // Its log comes through a pipe, read on a thread of its own to the end (so the
+            // server never blocks on it); the line saying it accepts connections is the signal.
+            let output = Pipe()
+            server.standardOutput = output
+            server.standardError = output
             server.standardInput = FileHandle.nullDevice
             server.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+            let ready = DispatchSemaphore(value: 0)
+            let log = Mutex("")
+            let reader = output.fileHandleForReading
+            Thread {
+                var signalled = false
+                while true {
+                    let data = reader.availableData
+                    if data.isEmpty { break }
+                    let text = log.withLock { log in
+                        log += String(decoding: data, as: UTF8.self)
+                        return log
+                    }
+                    if !signalled && text.contains("ready to accept connections") {
+                        signalled = true
+                        ready.signal()
+                    }
+                }
+                if !signalled { ready.signal() }  // the server ended before it was ready
+            }.start()
             try server.run()
             started = server.processIdentifier
-            let deadline = Date().addingTimeInterval(60)
-            while (try? Self.run(
-                binaries + "/pg_isready", ["-q", "-h", "127.0.0.1", "-p", "\(port)"], asPostgres: false))
-                == nil
-            {
-                guard Date() < deadline, server.isRunning else {
-                    throw ClusterError(
-                        "the server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-                }
-                usleep(50_000)
+            guard ready.wait(timeout: .now() + 60) == .success, server.isRunning,
+                log.withLock({ $0.contains("ready to accept connections") })
+            else {
+                throw ClusterError("the server did not start: \(log.withLock { $0 })")
             }
         } catch {
             if let started { kill(started, SIGQUIT) }
@@ -108,12 +121,15 @@ public final class PostgresCluster: Sendable {
     }
 
     /// At exit: stops the server with a signal (SIGQUIT, PostgreSQL's immediate shutdown), as
-    /// `pg_ctl -m immediate` would. Foundation's `Process` cannot be waited on this late.
+    /// `pg_ctl -m immediate` would; Foundation's `Process` cannot be waited on this late.
     private static func stopShared() {
         guard case .success(let cluster)? = shared.withLock({ $0 }) else { return }
         let pid = cluster.serverPID
         kill(pid, SIGQUIT)
-        for _ in 0..<500 where kill(pid, 0) == 0 { usleep(10_000) }
+        // The server is this process's child (setpriv execs it in place): wait for it, unless
+        // Foundation has reaped it already.
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
         try? FileManager.default.removeItem(atPath: cluster.directory)
     }
 

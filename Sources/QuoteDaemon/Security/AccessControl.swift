@@ -130,31 +130,44 @@ public final class AccessControl: Sendable {
             warn(request.address, request, key: nil, "not a CURVE client")
             return request.reply(status: 400, text: "CURVE required")
         }
-        let (principal, firstRefusal) = state.withLock { state in
-            let principal = state.principals[key]
-            let refused =
-                principal == nil || (request.domain == Self.eventsDomain && !principal!.role.maySubscribe)
+        // Decided under the lock; logged and answered after it.
+        let decision = state.withLock { state -> Decision in
+            let refusal: (log: String, reply: String)
+            if let principal = state.principals[key] {
+                guard request.domain == Self.eventsDomain && !principal.role.maySubscribe else {
+                    return .allowed(principal)
+                }
+                refusal = (
+                    "role \(principal.role) may not subscribe to events", "role \(principal.role) may not subscribe"
+                )
+            } else {
+                refusal = ("key not in the clients directory", "key not allowed")
+            }
             // Bounded: a peer trying many keys must not grow it without end.
             if state.warned.count >= 1_024 { state.warned = [] }
-            return (principal, refused && state.warned.insert(key + request.domain).inserted)
+            let first = state.warned.insert(key + request.domain).inserted
+            return .refused(log: first ? refusal.log : nil, reply: refusal.reply)
         }
-        guard let principal else {
-            if firstRefusal { warn(request.address, request, key: key, "key not in the clients directory") }
-            return request.reply(status: 400, text: "key not allowed")
+        switch decision {
+        case .refused(let log, let reply):
+            if let log { warn(request.address, request, key: key, log) }
+            return request.reply(status: 400, text: reply)
+        case .allowed(let principal):
+            logger.debug(
+                "client authenticated",
+                metadata: [
+                    "client": "\(principal.name)", "role": "\(principal.role)", "address": "\(request.address)",
+                    "domain": "\(request.domain)",
+                ])
+            return request.reply(status: 200, text: "OK", userId: key)
         }
-        if request.domain == Self.eventsDomain && !principal.role.maySubscribe {
-            if firstRefusal {
-                warn(request.address, request, key: key, "role \(principal.role) may not subscribe to events")
-            }
-            return request.reply(status: 400, text: "role \(principal.role) may not subscribe")
-        }
-        logger.debug(
-            "client authenticated",
-            metadata: [
-                "client": "\(principal.name)", "role": "\(principal.role)", "address": "\(request.address)",
-                "domain": "\(request.domain)",
-            ])
-        return request.reply(status: 200, text: "OK", userId: key)
+    }
+
+    /// What the handler answers a handshake.
+    private enum Decision {
+        case allowed(Principal)
+        /// Refused, with what to log the first time for this key (`nil` after).
+        case refused(log: String?, reply: String)
     }
 
     private func warn(_ address: String, _ request: ZAP.Request, key: String?, _ reason: String) {

@@ -1,0 +1,33 @@
+import QuoteCore
+public import QuoteStore
+
+/// Replays `events` and reports every moment a mechanic was claimed while held, or released
+/// by a quote that did not hold them.
+public func doubleBookings(in events: [StoredEvent]) -> [String] {
+    var holder: [MechanicID: QuoteID] = [:]
+    var problems: [String] = []
+    for event in events {
+        switch event.kind {
+        case .mechanicBusy(let mechanic, let quote):
+            if let current = holder[mechanic.id] {
+                problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while held by \(current)")
+            }
+            holder[mechanic.id] = quote
+        case .mechanicFree(let mechanic, let quote):
+            if holder[mechanic.id] != quote {
+                problems.append("seq \(event.seq): \(mechanic.name) freed by \(quote), not its holder")
+            }
+            holder[mechanic.id] = nil
+        case .quote: break
+        }
+    }
+    return problems
+}
+
+extension Result {
+    /// The error, when this is a failure.
+    public var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
