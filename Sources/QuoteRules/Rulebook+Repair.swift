@@ -37,7 +37,7 @@ extension Rulebook {
                 repaired.append(violation)
             }
             return repaired
-        }
+        }.value
     }
 
     private static func mechanic(_ id: MechanicID, in catalog: Catalog) -> Mechanic {

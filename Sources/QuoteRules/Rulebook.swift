@@ -110,8 +110,17 @@ public struct Rulebook: Sendable {
         requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
         guard !requests.isEmpty else { return [] }
-        return try await store.write { transaction throws(StoreError) in
+        let committed = try await store.write { transaction throws(StoreError) in
             try await self.apply(requests: requests, catalog: catalog, in: transaction)
+        }
+        let offset = committed.sequenceOffset
+        guard offset != 0 else { return committed.value }
+        return committed.value.map { result in
+            result.map { outcome in
+                var outcome = outcome
+                for index in outcome.events.indices { outcome.events[index].seq += offset }
+                return outcome
+            }
         }
     }
 

@@ -18,13 +18,15 @@ public protocol QuoteStore: Sendable {
     var executor: (any TaskExecutor)? { get }
 
     /// Runs `body` in one write transaction and commits it, durably, before returning what
-    /// `body` returned. When `body` throws, or the commit fails, nothing of it is applied.
+    /// `body` returned, with the offset that turns the event numbers it was handed into their
+    /// numbers in the log (see ``StoreTransaction/append(_:by:)``). When `body` throws, or the
+    /// commit fails, nothing of it is applied.
     ///
     /// Transactions are serialized: on one store, one `body` runs at a time, and a store
     /// shared by several processes serializes them with its database's locks.
     func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
-    ) async throws(StoreError) -> T
+    ) async throws(StoreError) -> Committed<T>
 
     /// Brings what the store keeps of the catalog in line with `catalog` (on start and
     /// reload): listed mechanics are added or updated and keep their claims; those no longer
@@ -62,11 +64,43 @@ public protocol QuoteStore: Sendable {
     /// Every breach of the booking invariant: a booked quote must hold its mechanic and a busy
     /// mechanic must belong to a booked quote.
     func integrityViolations() async throws(StoreError) -> [IntegrityViolation]
+
+    /// Whether other processes write to this store too (several daemons on one database):
+    /// their events reach this one only through the log (``events(after:limit:)``).
+    var isShared: Bool { get }
+
+    /// Calls `hint` whenever another process may have appended events, until cancelled: a
+    /// hint only, which may come late, twice or not at all (a reader polls as well). Returns at
+    /// once for a store no other process writes.
+    func watchAppends(_ hint: @escaping @Sendable () -> Void) async
 }
 
 extension QuoteStore {
     /// No thread of its own.
     public var executor: (any TaskExecutor)? { nil }
+
+    /// One process only.
+    public var isShared: Bool { false }
+
+    /// Nothing to watch: no other process writes.
+    public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}
+}
+
+/// What a committed write transaction returned.
+public struct Committed<Value: Sendable>: Sendable {
+    /// What the transaction's body returned.
+    public var value: Value
+    /// What to add to each event number the transaction handed out (in its events and its
+    /// quotes' steps) for the number it has in the log: 0 for a store that numbers events
+    /// for good as they are appended, the start of the block taken at commit for one that
+    /// numbers them then (PostgreSQL, where several daemons append).
+    public var sequenceOffset: Int64
+
+    /// Creates the result of a commit.
+    public init(_ value: Value, sequenceOffset: Int64 = 0) {
+        self.value = value
+        self.sequenceOffset = sequenceOffset
+    }
 }
 
 /// A quote with its history.

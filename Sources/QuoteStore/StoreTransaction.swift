@@ -63,6 +63,9 @@ public protocol StoreTransaction: AnyObject {
 
     /// Appends `changes`, caused `by` whom (see ``StoredEvent/by``), to the event log, in
     /// order, numbering them after every event before them, with no gap; returns them as logged.
+    /// A store may hand out numbers relative to the transaction and fix them at its commit:
+    /// the numbers in the log are these plus ``Committed/sequenceOffset``, and so are the
+    /// steps passed to ``insert(_:idempotencyKey:history:)`` and ``update(_:step:)``.
     func append(_ changes: [StoredEvent.Kind], by: String?) async throws(StoreError) -> [StoredEvent]
 
     /// Opens a savepoint, nested in any already open: what follows can be undone on its own.

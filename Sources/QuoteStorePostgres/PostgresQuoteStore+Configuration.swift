@@ -10,7 +10,8 @@ extension PostgresQuoteStore {
     /// - `url` / `QUOTED_STORE_POSTGRES_URL` / quoted's `--postgres`:
     ///   `postgresql://user:password@host:port/database` (port 5432 and database `quoted` by default;
     ///   `?sslmode=require` asks for TLS, `disable` (the default) does not).
-    /// - `poolSize`: connections per daemon, 1 to 100; default 8.
+    /// - `poolSize`: connections per daemon, 2 to 100; default 8. One of them listens for the
+    ///   other daemons' appends.
     /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
     public struct Configuration: Sendable {
         /// The URL, password included.
@@ -38,8 +39,8 @@ extension PostgresQuoteStore {
             }
             try self.init(url: url)
             if let size = reader.int(forKey: "poolSize") {
-                guard (1...100).contains(size) else {
-                    throw StoreError(.configuration, "store.postgres.poolSize: \(size) is outside 1...100")
+                guard (2...100).contains(size) else {
+                    throw StoreError(.configuration, "store.postgres.poolSize: \(size) is outside 2...100")
                 }
                 poolSize = size
             }

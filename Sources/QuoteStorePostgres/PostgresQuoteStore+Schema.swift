@@ -89,7 +89,17 @@ extension PostgresQuoteStore {
                 """,
                 "INSERT INTO counters (one, last_seq, last_quote_id) VALUES (TRUE, 0, 0)",
             ]
-        )
+        ),
+        (
+            // Quote ids leave the counters row, which a transaction now locks only at its end
+            // (for its block of event numbers): they come from a sequence, a block at a time.
+            "v2: quote ids from a sequence",
+            [
+                "CREATE SEQUENCE quote_ids INCREMENT BY \(unescaped: String(QuoteIDBlocks.blockSize)) MINVALUE 1",
+                "SELECT setval('quote_ids', (SELECT last_quote_id FROM counters) + 1, false)",
+                "ALTER TABLE counters DROP COLUMN last_quote_id",
+            ]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

@@ -19,6 +19,7 @@ public final class PostgresQuoteStore: QuoteStore {
     private let currency: Mutex<Currency>
     private let retention: EventRetention
     private let clock: @Sendable () -> Date
+    private let quoteIDs = QuoteIDBlocks()
     let logger: Logger
 
     private init(
@@ -75,22 +76,23 @@ public final class PostgresQuoteStore: QuoteStore {
 
     public func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
-    ) async throws(StoreError) -> T {
+    ) async throws(StoreError) -> Committed<T> {
         let now = clock()
         let currency = currency.withLock { $0 }
         let logger = logger
+        let quoteIDs = quoteIDs
         return try await withConnection { connection throws(StoreError) in
             try await Self.run(connection, "BEGIN")
+            let transaction = PostgresTransaction(
+                connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, logger: logger)
             do throws(StoreError) {
-                let transaction = PostgresTransaction(
-                    connection: connection, now: now, currency: currency, logger: logger)
-                try await transaction.begin()
                 let value = try await body(transaction)
                 try await transaction.finish()
                 try await Self.run(connection, "COMMIT")
-                return value
+                return Committed(value, sequenceOffset: transaction.sequenceOffset)
             } catch {
                 try? await Self.run(connection, "ROLLBACK")
+                transaction.abandon()
                 throw error
             }
         }
@@ -259,6 +261,33 @@ public final class PostgresQuoteStore: QuoteStore {
             RETURNING seq
             """)
         return rows.count
+    }
+
+    // MARK: Other daemons
+
+    /// The channel every commit that appends events notifies (see ``PostgresTransaction``).
+    static let appendsChannel = "quoted_events"
+
+    public var isShared: Bool { true }
+
+    /// Listens on ``appendsChannel`` with a connection of the pool, calling `hint` for each
+    /// notification and once each time it starts listening (what was sent while it was not is
+    /// lost); when the connection fails, it listens again a second later.
+    public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.appendsChannel) { notifications in
+                        hint()
+                        for try await _ in notifications { hint() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("not listening for other daemons' events", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
     }
 
     // MARK: Integrity

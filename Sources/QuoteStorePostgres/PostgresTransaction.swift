@@ -10,22 +10,30 @@ import QuoteStoreCodec
 /// Several daemons write at once, so every row the rules decide on is locked as it is read:
 /// a quote with `FOR UPDATE` (a second daemon's transaction waits, then reads the committed
 /// state), a free mechanic or a waiting quote with `FOR UPDATE SKIP LOCKED` (a racing daemon
-/// takes the next candidate instead of waiting). The counters row, where event sequence
-/// numbers and quote ids come from, is locked as the transaction's first statement and held to
-/// its commit: numbers are handed out in commit order with no gap, and a rollback gives them
-/// back (see `docs/benchmarks.md` for what that serialisation costs).
+/// takes the next candidate instead of waiting).
+///
+/// Event sequence numbers come from the one counters row, and only at the end: the
+/// transaction numbers its events 1, 2, 3... as it goes, and ``finish()`` takes a block from
+/// the counters row (locking it until the commit), then writes the quotes and events it kept
+/// back with their numbers in the log. Number order is commit order, a rollback hands the
+/// numbers back, and two daemons' transactions overlap in everything but those last
+/// statements and the commit. Quote ids come from a sequence instead, in blocks
+/// (``QuoteIDBlocks``): they are unique, not gap-free.
 final class PostgresTransaction: StoreTransaction {
     let connection: PostgresConnection
     let now: Date
     let nowMilliseconds: Int64
     let currency: Currency
     let logger: Logger
+    private let quoteIDs: QuoteIDBlocks
+    /// The last number handed out in this transaction; its final number is this plus the
+    /// block's start (``sequenceOffset``).
     private var lastSeq: Int64 = 0
-    private var lastQuoteID: Int64 = 0
+    /// Quote ids taken, for handing them back when their command is undone.
+    private var takenIDs: [Int64] = []
     private var savepoints: [Savepoint] = []
-    /// The history bytes of the quote last read, for the update that usually follows.
-    private var history: (id: Int64, bytes: Data)?
-    private var countersChanged = false
+    /// The committed history of each quote read, for the update that usually follows.
+    private var loaded: [Int64: Data] = [:]
     /// What the transaction will write at its end, in a few multi-row statements: postgres-nio
     /// sends one statement per round trip, and a row per statement would make a batch of a
     /// thousand submissions thousands of round trips.
@@ -33,20 +41,31 @@ final class PostgresTransaction: StoreTransaction {
     /// Idempotency keys read ahead (``prefetch(idempotencyKeys:)``): the quote submitted under
     /// each before this transaction, or `nil` for none.
     private var prefetched: [String: Quote?] = [:]
+    /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
+    private(set) var sequenceOffset: Int64 = 0
 
-    /// New quotes and events not written yet. A new quote is found here by id or idempotency
-    /// key; anything that scans the quotes table writes them first.
+    /// Quotes written or changed and events appended, not written yet. A quote is found here
+    /// by id or idempotency key.
     private struct Pending {
         var quotes: [PendingQuote] = []
         var byID: [Int64: Int] = [:]
         var byKey: [String: Int] = [:]
         var events: [PendingEvent] = []
+
+        /// The ids of the changed quotes that are in the table already.
+        var changedIDs: [Int64] { quotes.filter { !$0.isNew }.map(\.quote.id.rawValue) }
     }
 
     private struct PendingQuote {
         var quote: Quote
+        /// New in this transaction (inserted), rather than changed (updated).
+        var isNew: Bool
         var key: String?
-        var history: Data
+        /// The history as committed before this transaction.
+        var committed: Data
+        /// The steps added here, numbered as in this transaction.
+        var steps: [StateChange]
+        /// The number of the step that put the quote in line, when it waits.
         var waitSeq: Int64?
     }
 
@@ -60,34 +79,44 @@ final class PostgresTransaction: StoreTransaction {
 
     private struct Savepoint {
         var lastSeq: Int64
-        var lastQuoteID: Int64
-        var history: (id: Int64, bytes: Data)?
+        var takenIDs: Int
         var pending: Pending
         /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes.
         var opened = false
     }
 
-    init(connection: PostgresConnection, now: Date, currency: Currency, logger: Logger) {
+    init(connection: PostgresConnection, now: Date, currency: Currency, quoteIDs: QuoteIDBlocks, logger: Logger) {
         self.connection = connection
         self.now = now
         self.nowMilliseconds = PostgresQuoteStore.milliseconds(now)
         self.currency = currency
+        self.quoteIDs = quoteIDs
         self.logger = logger
     }
 
-    /// Locks the counters row: the transaction's first statement.
-    func begin() async throws(StoreError) {
-        let rows = try await query("SELECT last_seq, last_quote_id FROM counters FOR UPDATE")
-        guard let row = rows.first else { throw StoreError(.corrupt, "the counters row is missing") }
-        (lastSeq, lastQuoteID) = try decode(row, as: (Int64, Int64).self)
+    /// Takes the block of sequence numbers and writes what is pending: the last statements
+    /// before `COMMIT`. The counters row stays locked until then, and the commit notifies
+    /// the other daemons.
+    func finish() async throws(StoreError) {
+        guard !pending.events.isEmpty || !pending.quotes.isEmpty else { return }
+        if lastSeq > 0 {
+            let rows = try await query(
+                """
+                WITH bump AS (UPDATE counters SET last_seq = last_seq + \(lastSeq) RETURNING last_seq),
+                    notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), last_seq::text) FROM bump)
+                SELECT last_seq FROM bump, notified
+                """)
+            guard let row = rows.first else { throw StoreError(.corrupt, "the counters row is missing") }
+            let last: Int64 = try decode(row, as: Int64.self)
+            sequenceOffset = last - lastSeq
+        }
+        try await writeQuotes()
+        try await writeEvents()
     }
 
-    /// Writes what is pending, then the numbers handed out: the last statements before `COMMIT`.
-    func finish() async throws(StoreError) {
-        try await flushQuotes()
-        try await flushEvents()
-        guard countersChanged else { return }
-        try await execute("UPDATE counters SET last_seq = \(lastSeq), last_quote_id = \(lastQuoteID)")
+    /// Hands back the quote ids taken, when the transaction did not commit.
+    func abandon() {
+        quoteIDs.giveBack(takenIDs)
     }
 
     // MARK: Reading
@@ -97,7 +126,7 @@ final class PostgresTransaction: StoreTransaction {
         let rows = try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue) FOR UPDATE")
         guard let row = rows.first else { return nil }
         let (data, bytes) = try decode(row, as: (Data, Data).self)
-        history = (id.rawValue, bytes)
+        loaded[id.rawValue] = bytes
         return try Self.quote(data)
     }
 
@@ -119,51 +148,44 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func nextQuoteID() async throws(StoreError) -> QuoteID {
-        lastQuoteID += 1
-        countersChanged = true
-        return QuoteID(lastQuoteID)
+        let id = try await quoteIDs.take(on: connection, logger: logger)
+        takenIDs.append(id)
+        return QuoteID(id)
     }
 
     // MARK: Quotes
 
     func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) async throws(StoreError) {
-        let bytes = HistoryCodec.appending(steps.map(step), to: Data())
         pending.byID[quote.id.rawValue] = pending.quotes.count
         if let key { pending.byKey[key] = pending.quotes.count }
-        pending.quotes.append(PendingQuote(quote: quote, key: key, history: bytes, waitSeq: nil))
+        pending.quotes.append(
+            PendingQuote(
+                quote: quote, isNew: true, key: key, committed: Data(), steps: steps,
+                waitSeq: quote.status == .waiting ? steps.last?.seq : nil))
     }
 
     func update(_ quote: Quote, step: StateChange) async throws(StoreError) {
         let id = quote.id.rawValue
-        if let index = pending.byID[id] {
-            // Not written yet: changed where it waits.
-            pending.quotes[index].history = HistoryCodec.appending([self.step(step)], to: pending.quotes[index].history)
-            pending.quotes[index].quote = quote
-            pending.quotes[index].waitSeq = quote.status == .waiting ? step.seq : nil
-            return
-        }
-        try await willWrite()
-        let before: Data
-        if let history, history.id == id {
-            before = history.bytes
+        let index: Int
+        if let known = pending.byID[id] {
+            index = known
         } else {
-            let rows = try await query("SELECT history FROM quotes WHERE id = \(id)")
-            before = try rows.first.map { row throws(StoreError) in try decode(row, as: Data.self) } ?? Data()
+            let committed: Data
+            if let bytes = loaded[id] {
+                committed = bytes
+            } else {
+                let rows = try await query("SELECT history FROM quotes WHERE id = \(id) FOR UPDATE")
+                guard let row = rows.first else { throw StoreError(.database, "integrity: no quote \(id) to update") }
+                committed = try decode(row, as: Data.self)
+            }
+            index = pending.quotes.count
+            pending.byID[id] = index
+            pending.quotes.append(
+                PendingQuote(quote: quote, isNew: false, key: nil, committed: committed, steps: [], waitSeq: nil))
         }
-        let bytes = HistoryCodec.appending([self.step(step)], to: before)
-        let waiting = quote.status == .waiting
-        let waitSeq: Int64? = waiting ? step.seq : nil
-        let waitSkill: Int? = waiting ? quote.request.requiredSkill.rawValue : nil
-        let rows = try await query(
-            """
-            UPDATE quotes SET state = \(quote.status.rawValue), mechanic_id = \(quote.mechanic?.id.rawValue),
-                price_cents = \(quote.price?.cents), updated_at = \(PostgresQuoteStore.milliseconds(quote.updatedAt)),
-                data = \(QuoteCodec.encode(quote)), history = \(bytes), wait_seq = \(waitSeq),
-                wait_skill = \(waitSkill), wait_mechanic = \(quote.waitingFor?.id.rawValue)
-            WHERE id = \(id) RETURNING id
-            """)
-        guard rows.count == 1 else { throw StoreError(.database, "integrity: no quote \(id) to update") }
-        history = (id, bytes)
+        pending.quotes[index].quote = quote
+        pending.quotes[index].steps.append(step)
+        pending.quotes[index].waitSeq = quote.status == .waiting ? step.seq : nil
     }
 
     // MARK: Claims
@@ -212,27 +234,45 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: The wait-list
 
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote? {
-        try await flushQuotes()
+        // Everyone in line before this transaction comes before anyone it put there; a quote
+        // it changed is judged by its state here, not by its row.
         let rows = try await query(
             """
             SELECT id, data, history FROM quotes
             WHERE wait_seq IS NOT NULL AND wait_skill <= \(mechanic.skill.rawValue)
                 AND (wait_mechanic IS NULL OR wait_mechanic = \(mechanic.id.rawValue))
+                AND NOT (id = ANY(\(pending.changedIDs)))
             ORDER BY wait_seq LIMIT 1
             FOR UPDATE SKIP LOCKED
             """)
-        guard let row = rows.first else { return nil }
-        let (id, data, bytes) = try decode(row, as: (Int64, Data, Data).self)
-        history = (id, bytes)
-        return try Self.quote(data)
+        if let row = rows.first {
+            let (id, data, bytes) = try decode(row, as: (Int64, Data, Data).self)
+            loaded[id] = bytes
+            return try Self.quote(data)
+        }
+        return
+            pending.quotes
+            .filter { entry in
+                entry.waitSeq != nil && entry.quote.request.requiredSkill.rawValue <= mechanic.skill.rawValue
+                    && (entry.quote.waitingFor.map { $0.id == mechanic.id } ?? true)
+            }
+            .min { $0.waitSeq! < $1.waitSeq! }?.quote
     }
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
-        try await flushQuotes()
+        let changed = pending.changedIDs
+        if let index = pending.byID[quote.rawValue] {
+            guard let seq = pending.quotes[index].waitSeq else { return 0 }
+            let rows = try await query(
+                "SELECT count(*) FROM quotes WHERE wait_seq IS NOT NULL AND NOT (id = ANY(\(changed)))")
+            let before: Int64 = try rows.first.map { row throws(StoreError) in try decode(row, as: Int64.self) } ?? 0
+            return Int(before) + pending.quotes.count { $0.waitSeq.map { $0 <= seq } ?? false }
+        }
         let rows = try await query(
             """
             SELECT count(*) FROM quotes
             WHERE wait_seq IS NOT NULL AND wait_seq <= (SELECT wait_seq FROM quotes WHERE id = \(quote.rawValue))
+                AND NOT (id = ANY(\(changed)))
             """)
         guard let row = rows.first else { return 0 }
         let count: Int64 = try decode(row, as: Int64.self)
@@ -268,7 +308,6 @@ final class PostgresTransaction: StoreTransaction {
                 )
             }
         }
-        countersChanged = true
         return events
     }
 
@@ -277,15 +316,17 @@ final class PostgresTransaction: StoreTransaction {
     /// Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
     private static let rowsPerStatement = 2_000
 
-    /// Inserts the pending quotes.
-    private func flushQuotes() async throws(StoreError) {
-        guard !pending.quotes.isEmpty else { return }
-        try await willWrite()
+    /// Inserts the new quotes and updates the changed ones, their steps and places in line
+    /// numbered as in the log.
+    private func writeQuotes() async throws(StoreError) {
+        let offset = sequenceOffset
+        let inserted = pending.quotes.filter(\.isNew)
+        let updated = pending.quotes.filter { !$0.isNew }
         try await insert(
-            pending.quotes,
+            inserted,
             into: """
-                quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at, updated_at, data,
-                    history, wait_seq, wait_skill, wait_mechanic)
+                INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+                    updated_at, data, history, wait_seq, wait_skill, wait_mechanic) VALUES
                 """, columns: 13
         ) { entry, bindings throws(StoreError) in
             let quote = entry.quote
@@ -298,28 +339,60 @@ final class PostgresTransaction: StoreTransaction {
             bindings.append(PostgresQuoteStore.milliseconds(quote.submittedAt))
             bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
             try bind(QuoteCodec.encode(quote), to: &bindings)
-            try bind(entry.history, to: &bindings)
-            bindings.append(entry.waitSeq)
-            bindings.append(entry.waitSeq == nil ? nil : quote.request.requiredSkill.rawValue)
-            bindings.append(entry.waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
+            try bind(history(of: entry, offset: offset), to: &bindings)
+            bindWaiting(entry, offset: offset, to: &bindings)
         }
-        if let last = pending.quotes.last { history = (last.quote.id.rawValue, last.history) }
-        pending.quotes = []
-        pending.byID = [:]
-        pending.byKey = [:]
+        let changed = try await insert(
+            updated,
+            into: "UPDATE quotes SET state = v.state, mechanic_id = v.mechanic_id, price_cents = v.price_cents,"
+                + " updated_at = v.updated_at, data = v.data, history = v.history, wait_seq = v.wait_seq,"
+                + " wait_skill = v.wait_skill, wait_mechanic = v.wait_mechanic FROM (VALUES",
+            columns: 10,
+            types: ["bigint", "text", "bigint", "bigint", "bigint", "bytea", "bytea", "bigint", "int", "bigint"],
+            suffix: ") AS v(id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,"
+                + " wait_mechanic) WHERE quotes.id = v.id RETURNING quotes.id"
+        ) { entry, bindings throws(StoreError) in
+            let quote = entry.quote
+            bindings.append(quote.id.rawValue)
+            bindings.append(quote.status.rawValue)
+            bindings.append(quote.mechanic?.id.rawValue)
+            bindings.append(quote.price?.cents)
+            bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
+            try bind(QuoteCodec.encode(quote), to: &bindings)
+            try bind(history(of: entry, offset: offset), to: &bindings)
+            bindWaiting(entry, offset: offset, to: &bindings)
+        }
+        guard changed == updated.count else {
+            throw StoreError(.database, "integrity: \(updated.count - changed) changed quotes had no row to update")
+        }
     }
 
-    /// Inserts the pending events; nothing in the transaction reads them back, so they wait
-    /// for its end.
-    private func flushEvents() async throws(StoreError) {
-        guard !pending.events.isEmpty else { return }
-        try await willWrite()
+    private func history(of entry: PendingQuote, offset: Int64) -> Data {
+        HistoryCodec.appending(
+            entry.steps.map { change in
+                HistoryStep(
+                    from: change.from, to: change.to, seq: change.seq + offset,
+                    at: PostgresQuoteStore.milliseconds(change.at))
+            }, to: entry.committed)
+    }
+
+    private func bindWaiting(_ entry: PendingQuote, offset: Int64, to bindings: inout PostgresBindings) {
+        let waitSeq = entry.waitSeq.map { $0 + offset }
+        bindings.append(waitSeq)
+        bindings.append(waitSeq == nil ? nil : entry.quote.request.requiredSkill.rawValue)
+        bindings.append(waitSeq == nil ? nil : entry.quote.waitingFor?.id.rawValue)
+    }
+
+    /// Inserts the events, numbered as in the log.
+    private func writeEvents() async throws(StoreError) {
         let now = nowMilliseconds
+        let offset = sequenceOffset
         try await insert(
-            pending.events, into: "events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)",
+            pending.events,
+            into: "INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor) VALUES",
             columns: 9
         ) { entry, bindings throws(StoreError) in
-            bindings.append(entry.event.seq)
+            bindings.append(entry.event.seq + offset)
             bindings.append(now)
             bindings.append(entry.event.type)
             bindings.append(entry.event.quoteID.rawValue)
@@ -329,15 +402,17 @@ final class PostgresTransaction: StoreTransaction {
             try bind(entry.data, to: &bindings)
             bindings.append(entry.event.by)
         }
-        pending.events = []
     }
 
-    /// `INSERT INTO target VALUES (...), (...)` of `rows`, each bound by `bind` as `columns`
-    /// values, a few thousand rows a statement.
+    /// `prefix (...), (...) suffix` with a tuple of `columns` values for each of `rows`
+    /// (bound by `bind`, cast to `types` when given), a few thousand rows a statement; returns
+    /// how many rows the statements returned.
+    @discardableResult
     private func insert<Row>(
-        _ rows: [Row], into target: String, columns: Int,
+        _ rows: [Row], into prefix: String, columns: Int, types: [String]? = nil, suffix: String = "",
         bind: (Row, inout PostgresBindings) throws(StoreError) -> Void
-    ) async throws(StoreError) {
+    ) async throws(StoreError) -> Int {
+        var returned = 0
         for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
             var bindings = PostgresBindings(capacity: chunk.count * columns)
@@ -346,12 +421,18 @@ final class PostgresTransaction: StoreTransaction {
             for row in chunk {
                 let base = bindings.count
                 try bind(row, &bindings)
-                values.append("(" + (1...columns).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
+                values.append(
+                    "("
+                        + (0..<columns).map { column in
+                            "$\(base + column + 1)" + (types.map { "::" + $0[column] } ?? "")
+                        }.joined(separator: ", ") + ")")
             }
-            try await execute(
+            returned += try await query(
                 PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(target) VALUES \(values.joined(separator: ", "))", binds: bindings))
+                    unsafeSQL: "\(prefix) \(values.joined(separator: ", ")) \(suffix)", binds: bindings)
+            ).count
         }
+        return returned
     }
 
     private func bind(_ data: Data, to bindings: inout PostgresBindings) throws(StoreError) {
@@ -365,8 +446,7 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Savepoints
 
     func savepoint() async throws(StoreError) {
-        savepoints.append(
-            Savepoint(lastSeq: lastSeq, lastQuoteID: lastQuoteID, history: history, pending: pending))
+        savepoints.append(Savepoint(lastSeq: lastSeq, takenIDs: takenIDs.count, pending: pending))
     }
 
     func rollbackToSavepoint() async throws(StoreError) {
@@ -376,7 +456,9 @@ final class PostgresTransaction: StoreTransaction {
             try await execute(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(name)"))
             try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(name)"))
         }
-        (lastSeq, lastQuoteID, history, pending) = (saved.lastSeq, saved.lastQuoteID, saved.history, saved.pending)
+        quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
+        takenIDs.removeSubrange(saved.takenIDs...)
+        (lastSeq, pending) = (saved.lastSeq, saved.pending)
     }
 
     func releaseSavepoint() async throws(StoreError) {
@@ -414,11 +496,6 @@ final class PostgresTransaction: StoreTransaction {
         -> (repeat each T)
     {
         try PostgresQuoteStore.decode(row, as: (repeat each T).self)
-    }
-
-    private func step(_ change: StateChange) -> HistoryStep {
-        HistoryStep(
-            from: change.from, to: change.to, seq: change.seq, at: PostgresQuoteStore.milliseconds(change.at))
     }
 
     static func quote(_ data: Data) throws(StoreError) -> Quote {

@@ -134,15 +134,17 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
-    ) async throws(StoreError) -> T {
+    ) async throws(StoreError) -> Committed<T> {
         let now = clock()
         let currency = currency.withLock { $0 }
-        return try await onWriter { [self] () throws(StoreError) in
-            try writeSync { db throws(StoreError) in
-                let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
-                return try inline.run { () throws(StoreError) in try await body(transaction) }
-            }
-        }
+        // Numbered for good as they are appended: one writer.
+        return Committed(
+            try await onWriter { [self] () throws(StoreError) in
+                try writeSync { db throws(StoreError) in
+                    let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
+                    return try inline.run { () throws(StoreError) in try await body(transaction) }
+                }
+            })
     }
 
     /// `body`, run on the writer's thread: at once for a caller already there, otherwise

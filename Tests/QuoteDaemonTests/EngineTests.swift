@@ -19,7 +19,7 @@ struct FailingCommits: QuoteStore {
 
     func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
-    ) async throws(StoreError) -> T {
+    ) async throws(StoreError) -> Committed<T> {
         throw StoreError(.database, "disk I/O error (injected)")
     }
     func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }

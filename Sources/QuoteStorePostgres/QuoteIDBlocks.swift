@@ -1,0 +1,59 @@
+import PostgresNIO
+import QuoteStore
+import Synchronization
+
+/// Quote ids, taken from the `quote_ids` sequence a block at a time: one round trip per
+/// ``blockSize`` submissions, and no lock shared with the other daemons. Ids are unique across
+/// daemons but not gap-free: a daemon that stops leaves the rest of its block unused.
+final class QuoteIDBlocks: Sendable {
+    /// How many ids one `nextval` reserves: the sequence's increment.
+    static let blockSize: Int64 = 1_000
+
+    private struct State {
+        /// The next id to hand out, and the end of its block (exclusive).
+        var next: Int64 = 0
+        var end: Int64 = 0
+        var blockStart: Int64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// An id never handed out before, reserving a new block on `connection` when the current
+    /// one is used up.
+    func take(on connection: PostgresConnection, logger: Logger) async throws(StoreError) -> Int64 {
+        if let id = state.withLock({ state in Self.take(&state) }) { return id }
+        let start: Int64
+        do {
+            let rows = try await connection.query("SELECT nextval('quote_ids')", logger: logger).collect()
+            guard let row = rows.first else { throw StoreError(.corrupt, "the quote_ids sequence gave no value") }
+            start = try row.decode(Int64.self)
+        } catch {
+            throw PostgresQuoteStore.storeError(error)
+        }
+        return state.withLock { state in
+            // Another transaction may have reserved a block meanwhile: that one is used first,
+            // and this one is left unused.
+            if state.next >= state.end {
+                state = State(next: start, end: start + Self.blockSize, blockStart: start)
+            }
+            return Self.take(&state)!
+        }
+    }
+
+    /// Hands back `ids`, taken in this order by a command that was then undone, when nothing
+    /// was taken after them: the next submission gets them again.
+    func giveBack(_ ids: [Int64]) {
+        guard let first = ids.first, let last = ids.last else { return }
+        state.withLock { state in
+            if state.next == last + 1 && first >= state.blockStart { state.next = first }
+        }
+    }
+
+    private static func take(_ state: inout State) -> Int64? {
+        guard state.next < state.end else { return nil }
+        defer { state.next += 1 }
+        return state.next
+    }
+}
