@@ -1,4 +1,5 @@
 import Foundation
+
 public import Logging
 import QuoteRules
 public import QuoteStore
@@ -14,7 +15,7 @@ import ZeroMQ
 /// The thread is its own, not the cooperative pool's: `zmq_poll` blocks. Graceful shutdown
 /// sets a flag the loop sees within one poll interval; it finishes the batch in hand, replies,
 /// publishes, and closes its sockets with a short linger.
-public final class CommandServer: Service {
+public final class CommandServer: ServiceLifecycle.Service {
     /// Where the sockets ended up, wildcard ports resolved; known once ``ready`` fires.
     public struct Endpoints: Sendable, Hashable {
         public var commands: String
@@ -53,7 +54,13 @@ public final class CommandServer: Service {
     public var endpoints: Endpoints? { bound.withLock { $0 } }
 
     public func run() async throws {
-        let lastSeq = (try? await store.lastSequence()) ?? 0
+        let lastSeq = try await store.lastSequence()
+        // With several daemons on one store, the others' events come from the log.
+        let tail =
+            store.isShared
+            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog] event in
+                Engine.encodeLogged(event, catalog: catalog)
+            } : nil
         let worker = try StoreWorker(
             stage: StoreStage(store: store, logger: logger), catalog: catalog, maxBatch: configuration.maxBatch)
         // Whatever the roster became while quoted was down, free mechanics take from the line.
@@ -67,12 +74,19 @@ public final class CommandServer: Service {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask(executorPreference: storeExecutor) { await worker.run() }
+                if let tail {
+                    group.addTask { await tail.run() }
+                    group.addTask { [store, catalog, logger] in
+                        await CatalogWatch(store: store, catalog: catalog, logger: logger).run()
+                    }
+                }
+                defer { group.cancelAll() }
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let thread = Thread { [self] in
                         // However the loop ends, the store loop ends after the last batch.
                         defer { worker.stop() }
                         do {
-                            try loop(worker: worker, lastSeq: lastSeq)
+                            try loop(worker: worker, tail: tail, lastSeq: lastSeq)
                             continuation.resume()
                         } catch {
                             continuation.resume(throwing: error)
@@ -100,7 +114,7 @@ public final class CommandServer: Service {
 
     // MARK: The I/O loop
 
-    private func loop(worker: StoreWorker, lastSeq: Int64) throws {
+    private func loop(worker: StoreWorker, tail: LogTail?, lastSeq: Int64) throws {
         let engine = Engine(
             store: store, catalog: catalog, configuration: configuration, access: access, logger: logger)
         let context = try Context()
@@ -141,6 +155,7 @@ public final class CommandServer: Service {
         var poller = Poller()
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
+        var order = PublishOrder(after: lastSeq, isOrdered: tail != nil)
         // With the batch being received full, only the store matters: polling the ROUTER too
         // would return at once, again and again, while messages wait in its queue. (And
         // handshakes: the ZAP handler is asked either way.)
@@ -152,6 +167,9 @@ public final class CommandServer: Service {
         // published: a subscriber's connection closing, or all of them when unbound.
         poller.register(publisher)
         storeOnly.register(publisher)
+        // What other daemons committed, read from the log: published in turn with our own.
+        let tailIndex = tail.map { poller.register(fileDescriptor: $0.readyDescriptor) }
+        let tailOnlyIndex = tail.map { storeOnly.register(fileDescriptor: $0.readyDescriptor) }
         let metadata = access == nil ? [] : ["User-Id"]
         let clock = ContinuousClock()
         var nextWatchdog = clock.now
@@ -167,14 +185,20 @@ public final class CommandServer: Service {
             let storeReady: Bool
             let routerReady: Bool
             let zapReady: Bool
+            let tailReady: Bool
             if room {
                 try poller.poll(timeout: pollInterval)
                 (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
                 zapReady = poller.isReadable(zapIndex)
+                tailReady = tailIndex.map(poller.isReadable) ?? false
             } else {
                 try storeOnly.poll(timeout: pollInterval)
                 (storeReady, routerReady) = (storeOnly.isReadable(0), false)
                 zapReady = storeOnly.isReadable(zapOnlyIndex)
+                tailReady = tailOnlyIndex.map(storeOnly.isReadable) ?? false
+            }
+            if let tail, tailReady {
+                try publishLogged(tail.take(), tail: tail, order: &order, publisher: publisher)
             }
             if let access, zapReady {
                 try Self.answerHandshakes(zap, access: access)
@@ -194,7 +218,7 @@ public final class CommandServer: Service {
             }
             if storeReady {
                 for executed in worker.takeResults() {
-                    try Self.send(engine, executed, router: router, publisher: publisher)
+                    try Self.send(engine, executed, router: router, publisher: publisher, order: &order, tail: tail)
                 }
                 room = worker.hasRoom
             }
@@ -214,7 +238,7 @@ public final class CommandServer: Service {
         while !worker.isDrained {
             try storeOnly.poll(timeout: .seconds(1))
             for executed in worker.takeResults() {
-                try Self.send(engine, executed, router: router, publisher: publisher)
+                try Self.send(engine, executed, router: router, publisher: publisher, order: &order, tail: tail)
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
@@ -260,17 +284,45 @@ public final class CommandServer: Service {
         }
     }
 
-    /// Sends a batch's replies, then encodes and publishes its events: a client's next
-    /// request can be on its way while the events are still being written.
+    /// Sends a batch's replies, then encodes and publishes its events, in `order`: a client's
+    /// next request can be on its way while the events are still being written.
     private static func send(
-        _ engine: Engine, _ executed: Engine.Executed, router: borrowing Socket, publisher: borrowing Socket
+        _ engine: Engine, _ executed: Engine.Executed, router: borrowing Socket, publisher: borrowing Socket,
+        order: inout PublishOrder, tail: LogTail?
     ) throws(ZeroMQError) {
         let encoded = engine.encodeReplies(executed)
         for reply in encoded.replies {
             // A vanished or slow client loses its reply; the loop never waits for it.
             _ = try router.send(multipart: reply, dontWait: true)
         }
-        for event in engine.encodeEvents(encoded) {
+        try publish(order.add(engine.encodeEvents(encoded)), publisher: publisher)
+        tail?.published(through: order.lastPublished)
+        // Another daemon committed in between: its events are in the log.
+        if order.isWaiting { tail?.wake() }
+    }
+
+    /// Publishes what the tail read from the log, in `order` with this daemon's own.
+    private func publishLogged(
+        _ deliveries: [LogTail.Delivery], tail: LogTail, order: inout PublishOrder, publisher: borrowing Socket
+    ) throws(ZeroMQError) {
+        for delivery in deliveries {
+            if let first = delivery.events.first {
+                let (ready, skipped) = order.logBegins(at: first.seq, readAfter: delivery.after)
+                if skipped > 0 {
+                    logger.warning(
+                        "events left the log before they could be published; subscribers fill the gap with events",
+                        metadata: ["skipped": "\(skipped)", "resumingAt": "\(first.seq)"])
+                }
+                try Self.publish(ready, publisher: publisher)
+            }
+            try Self.publish(order.add(delivery.events), publisher: publisher)
+        }
+        tail.published(through: order.lastPublished)
+    }
+
+    private static func publish(_ events: [[[UInt8]]], publisher: borrowing Socket) throws(ZeroMQError) {
+        for event in events {
+            // A slow subscriber loses events past its high-water mark and fills the gap by seq.
             _ = try publisher.send(multipart: event, dontWait: true)
         }
     }

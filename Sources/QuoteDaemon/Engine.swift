@@ -130,7 +130,7 @@ public struct Engine {
     /// Encodes every reply, in the order the requests came, and every committed event.
     func encode(_ executed: Executed) -> Output {
         let encoded = encodeReplies(executed)
-        return Output(replies: encoded.replies, events: encodeEvents(encoded))
+        return Output(replies: encoded.replies, events: encodeEvents(encoded).map(\.message))
     }
 
     /// A batch's replies, and what its events are encoded from afterwards: clients wait on
@@ -231,9 +231,16 @@ public struct Engine {
         case .events(let events, let lastSeq):
             reply.events = events.map { Self.wireEvent($0, currency: currency) }
             reply.lastSeq = lastSeq
-        case .pong(let lastSeq):
+        case .pong(let store):
             reply.pong = true
-            reply.lastSeq = lastSeq
+            switch store {
+            case .success(let lastSeq):
+                reply.store = "up"
+                reply.lastSeq = lastSeq
+            case .failure(let error):
+                reply.store = "down"
+                reply.storeError = error.message
+            }
         case .written(let result):
             return encode(result, for: id, currency: currency).reply
         case .failure(let error):
@@ -259,18 +266,29 @@ public struct Engine {
 
     /// Encodes the committed events of the batch whose replies are `encoded`, as `[topic,
     /// body]`, in sequence order.
-    func encodeEvents(_ encoded: EncodedReplies) -> [[[UInt8]]] {
-        var events: [[[UInt8]]] = []
+    func encodeEvents(_ encoded: EncodedReplies) -> [(seq: Int64, message: [[UInt8]])] {
+        var events: [(seq: Int64, message: [[UInt8]])] = []
         events.reserveCapacity(encoded.writes.count * 2)
         for write in encoded.writes {
             for event in write.outcome.events {
-                events.append([
-                    Array(event.type.utf8),
-                    encode(event, currency: encoded.currency, final: write.outcome.quote, encodedAs: write.quote),
-                ])
+                events.append(
+                    (
+                        event.seq,
+                        [
+                            Array(event.type.utf8),
+                            encode(
+                                event, currency: encoded.currency, final: write.outcome.quote, encodedAs: write.quote),
+                        ]
+                    ))
             }
         }
         return events
+    }
+
+    /// An event read from the log (another daemon's), as `[topic, body]`, its amounts in the
+    /// currency of `catalog`.
+    static func encodeLogged(_ event: StoredEvent, catalog: LiveCatalog) -> [[UInt8]] {
+        [Array(event.type.utf8), WireCodec().encode(wireEvent(event, currency: catalog.current.currency))]
     }
 
     /// An event's body; a quote event showing the write's `final` state reuses its JSON.

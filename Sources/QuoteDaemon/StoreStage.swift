@@ -23,7 +23,8 @@ struct StoreStage: Sendable {
         /// The wait-list in line order.
         case waiting([Quote])
         case events([StoredEvent], lastSeq: Int64)
-        case pong(lastSeq: Int64)
+        /// The store answered with its last `seq`, or failed with the message.
+        case pong(Result<Int64, StoreError>)
         /// A retried submission's answer, as a write's would be.
         case written(Result<CommandOutcome, QuoteError>)
         case failure(WireError)
@@ -92,7 +93,11 @@ struct StoreStage: Sendable {
                 return .events(
                     try await store.events(after: since, limit: limit), lastSeq: try await store.lastSequence())
             case .ping:
-                return .pong(lastSeq: try await store.lastSequence())
+                do {
+                    return .pong(.success(try await store.lastSequence()))
+                } catch {
+                    return .pong(.failure(error))
+                }
             }
         }
     }

@@ -73,6 +73,11 @@ public protocol QuoteStore: Sendable {
     /// hint only, which may come late, twice or not at all (a reader polls as well). Returns at
     /// once for a store no other process writes.
     func watchAppends(_ hint: @escaping @Sendable () -> Void) async
+
+    /// The ``QuoteCore/Catalog/fingerprint`` of the catalog last synced into a shared store, by
+    /// whichever process: a daemon whose own differs prices and dispatches unlike the others.
+    /// `nil` for a store no other process writes.
+    func catalogFingerprint() async throws(StoreError) -> String?
 }
 
 extension QuoteStore {
@@ -84,6 +89,9 @@ extension QuoteStore {
 
     /// Nothing to watch: no other process writes.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}
+
+    /// No other process to agree with.
+    public func catalogFingerprint() async throws(StoreError) -> String? { nil }
 }
 
 /// What a committed write transaction returned.

@@ -4,7 +4,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. New kinds may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case open, migration, database, corrupt, busy, configuration
+            case open, migration, database, corrupt, busy, configuration, unavailable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -21,6 +21,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let busy = Code(.busy)
         /// A setting of the store is invalid; the message names its key.
         public static let configuration = Code(.configuration)
+        /// The database server could not be reached (down, restarting, unreachable): nothing
+        /// was applied, and the store reconnects by itself.
+        public static let unavailable = Code(.unavailable)
 
         public var description: String { base.rawValue }
     }

@@ -13,6 +13,9 @@ extension PostgresQuoteStore {
     /// - `poolSize`: connections per daemon, 2 to 100; default 8. One of them listens for the
     ///   other daemons' appends.
     /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
+    /// - `acquireTimeoutMilliseconds`: how long a request waits for a connection of the pool
+    ///   before it gets `storage_error`, 10 to 60,000; default 2,000. (While the server is known
+    ///   to be down, a tenth of a second.)
     public struct Configuration: Sendable {
         /// The URL, password included.
         public let url: String
@@ -22,6 +25,8 @@ extension PostgresQuoteStore {
         public var poolSize: Int = 8
         /// How long a connection attempt may take.
         public var connectTimeout: Duration = .seconds(5)
+        /// How long a request waits for a connection of the pool.
+        public var acquireTimeout: Duration = .seconds(2)
         /// What pruning keeps.
         public var retention = EventRetention()
 
@@ -50,6 +55,13 @@ extension PostgresQuoteStore {
                         .configuration, "store.postgres.connectTimeoutMilliseconds: \(timeout) is outside 100...60000")
                 }
                 connectTimeout = .milliseconds(timeout)
+            }
+            if let timeout = reader.int(forKey: "acquireTimeoutMilliseconds") {
+                guard (10...60_000).contains(timeout) else {
+                    throw StoreError(
+                        .configuration, "store.postgres.acquireTimeoutMilliseconds: \(timeout) is outside 10...60000")
+                }
+                acquireTimeout = .milliseconds(timeout)
             }
         }
 

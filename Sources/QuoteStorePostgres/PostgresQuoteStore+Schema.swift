@@ -100,6 +100,20 @@ extension PostgresQuoteStore {
                 "ALTER TABLE counters DROP COLUMN last_quote_id",
             ]
         ),
+        (
+            // Which catalog the daemons sharing the database price and dispatch with.
+            "v3: the catalog in force",
+            [
+                """
+                CREATE TABLE catalog_version (
+                    one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+                    fingerprint TEXT NOT NULL,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                    applied_by TEXT NOT NULL
+                )
+                """
+            ]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

@@ -20,13 +20,17 @@ public final class PostgresQuoteStore: QuoteStore {
     private let retention: EventRetention
     private let clock: @Sendable () -> Date
     private let quoteIDs = QuoteIDBlocks()
+    private let acquireTimeout: Duration
+    /// Whether the last attempt to reach the server succeeded.
+    private let reachable = Atomic<Bool>(true)
     let logger: Logger
 
     private init(
         client: PostgresClient, runner: Task<Void, Never>, currency: Currency, retention: EventRetention,
-        clock: @escaping @Sendable () -> Date, logger: Logger
+        acquireTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.client = client
+        self.acquireTimeout = acquireTimeout
         self.runner = runner
         self.currency = Mutex(currency)
         self.retention = retention
@@ -52,7 +56,7 @@ public final class PostgresQuoteStore: QuoteStore {
         await Task.yield()
         let store = PostgresQuoteStore(
             client: client, runner: runner, currency: catalog.currency, retention: configuration.retention,
-            clock: clock, logger: logger)
+            acquireTimeout: configuration.acquireTimeout, clock: clock, logger: logger)
         do {
             try await store.migrate()
             try await store.syncCatalog(catalog)
@@ -98,24 +102,62 @@ public final class PostgresQuoteStore: QuoteStore {
         }
     }
 
+    /// Syncs `catalog` into the database under the catalog lock, so that daemons starting or
+    /// reloading at once apply theirs one after the other, and records its fingerprint. When
+    /// another daemon applied a different catalog, this one's replaces it, with a warning: the
+    /// daemons still on the other price and dispatch differently until reloaded.
     public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
-        try await withConnection { connection throws(StoreError) in
+        let fingerprint = catalog.fingerprint
+        let logger = logger
+        let previous = try await withConnection { connection throws(StoreError) -> (String, String)? in
             try await Self.run(connection, "BEGIN")
             do throws(StoreError) {
-                try await Self.sync(catalog, on: connection, logger: self.logger)
+                // An arbitrary constant: quoted's catalog lock.
+                try await Self.run(connection, "SELECT pg_advisory_xact_lock(7305173022)")
+                let rows = try await Self.rows(
+                    connection, "SELECT fingerprint, applied_by || ' at ' || applied_at::text FROM catalog_version")
+                let previous = try rows.first.map { row throws(StoreError) in
+                    try Self.decode(row, as: (String, String).self)
+                }
+                try await Self.sync(catalog, on: connection, logger: logger)
+                try await Self.run(
+                    connection,
+                    """
+                    INSERT INTO catalog_version (one, fingerprint, applied_by)
+                    VALUES (TRUE, \(fingerprint), \(Self.processName))
+                    ON CONFLICT (one) DO UPDATE SET fingerprint = excluded.fingerprint, applied_at = now(),
+                        applied_by = excluded.applied_by
+                    """)
                 try await Self.run(connection, "COMMIT")
+                return previous
             } catch {
                 try? await Self.run(connection, "ROLLBACK")
                 throw error
             }
         }
         currency.withLock { $0 = catalog.currency }
+        if let previous, previous.0 != fingerprint {
+            logger.warning(
+                "this catalog replaces another in the shared database: daemons still on the other one price and dispatch differently until they load this one",
+                metadata: ["catalog": "\(fingerprint)", "replaced": "\(previous.0)", "replacedFrom": "\(previous.1)"])
+        }
     }
 
+    public func catalogFingerprint() async throws(StoreError) -> String? {
+        let rows = try await query("SELECT fingerprint FROM catalog_version")
+        return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: String.self) }
+    }
+
+    /// Who applied a catalog, for the others' warnings: host and process id.
+    private static let processName =
+        "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)"
+
+    /// Upserts: another daemon's sync may have written the same rows just before.
     private static func sync(_ catalog: Catalog, on connection: PostgresConnection, logger: Logger)
         async throws(StoreError)
     {
-        try await run(connection, "DELETE FROM services")
+        let serviceNames = catalog.services.map(\.name)
+        try await run(connection, "DELETE FROM services WHERE NOT (name = ANY(\(serviceNames)))")
         for service in catalog.services {
             try await run(
                 connection,
@@ -123,9 +165,12 @@ public final class PostgresQuoteStore: QuoteStore {
                 INSERT INTO services (name, minimum_skill, price_cents, currency)
                 VALUES (\(service.name), \(service.minimumSkill.rawValue), \(service.price.cents),
                     \(service.price.currency.code))
+                ON CONFLICT (name) DO UPDATE SET minimum_skill = excluded.minimum_skill,
+                    price_cents = excluded.price_cents, currency = excluded.currency
                 """)
         }
-        try await run(connection, "DELETE FROM coupons")
+        let codes = catalog.coupons.map(\.code)
+        try await run(connection, "DELETE FROM coupons WHERE NOT (code = ANY(\(codes)))")
         for coupon in catalog.coupons {
             var percent: Int?
             var amount: Int64?
@@ -138,11 +183,13 @@ public final class PostgresQuoteStore: QuoteStore {
                 """
                 INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at)
                 VALUES (\(coupon.code), \(percent), \(amount), \(coupon.expiresAt.map(milliseconds)))
+                ON CONFLICT (code) DO UPDATE SET percent_off = excluded.percent_off,
+                    amount_off_cents = excluded.amount_off_cents, expires_at = excluded.expires_at
                 """)
         }
-        try await run(connection, "UPDATE mechanics SET active = FALSE")
-        // The whole roster in one statement: a roster may hold 100,000.
         let ids = catalog.mechanics.map(\.id.rawValue)
+        try await run(connection, "UPDATE mechanics SET active = FALSE WHERE active AND NOT (id = ANY(\(ids)))")
+        // The whole roster in one statement: a roster may hold 100,000.
         let names = catalog.mechanics.map(\.name)
         let skills = catalog.mechanics.map(\.skill.rawValue)
         try await run(
@@ -323,22 +370,84 @@ public final class PostgresQuoteStore: QuoteStore {
 
     // MARK: Connections
 
-    /// Runs `body` on a connection of the pool.
+    /// Runs `body` on a connection of the pool, waiting for one at most
+    /// ``Configuration/acquireTimeout``, and only a moment while the server is known to be
+    /// unreachable: a request gets its `storage_error` promptly instead of waiting for the
+    /// server to come back. The pool reconnects by itself meanwhile.
     func withConnection<T: Sendable>(
-        _ body: @Sendable (PostgresConnection) async throws(StoreError) -> T
+        _ body: @escaping @Sendable (PostgresConnection) async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
+        let wait = reachable.load(ordering: .relaxed) ? acquireTimeout : .milliseconds(100)
+        let client = client
+        let started = Flag()
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            let value = try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
+                group.addTask {
+                    try await .done(
+                        client.withConnection { connection in
+                            started.raise()
+                            return try await body(connection)
+                        })
+                }
+                group.addTask {
+                    try await Task.sleep(for: wait)
+                    return .timedOut
+                }
+                while let outcome = try await group.next() {
+                    switch outcome {
+                    case .done(let value):
+                        group.cancelAll()
+                        return value
+                    case .timedOut where !started.isRaised:
+                        group.cancelAll()
+                        throw StoreError(
+                            .unavailable, "PostgreSQL: no connection within \(wait) (the server is down or unreachable)")
+                    case .timedOut:
+                        continue  // the body runs: its own statements fail if the server goes
+                    }
+                }
+                throw CancellationError()
+            }
+            if !reachable.exchange(true, ordering: .relaxed) {
+                logger.notice("PostgreSQL reachable again")
+            }
+            return value
         } catch {
-            throw Self.storeError(error)
+            let error = Self.storeError(error)
+            if error.code == .unavailable, reachable.exchange(false, ordering: .relaxed)
+            {
+                logger.error(
+                    "PostgreSQL unreachable: requests get storage_error until it is back",
+                    metadata: ["error": "\(error.message)"])
+            }
+            throw error
         }
     }
 
-    private func query(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+    private func query(_ build: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+        let query: PostgresQuery
         do {
-            return try await client.query(try query(), logger: logger).collect()
+            query = try build()
         } catch {
             throw Self.storeError(error)
+        }
+        let logger = logger
+        return try await withConnection { connection throws(StoreError) in
+            do {
+                return try await connection.query(query, logger: logger).collect()
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    static func rows(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
+        async throws(StoreError) -> [PostgresRow]
+    {
+        do {
+            return try await connection.query(try query(), logger: Logger(label: "quoted.postgres")).collect()
+        } catch {
+            throw storeError(error)
         }
     }
 
@@ -368,9 +477,27 @@ public final class PostgresQuoteStore: QuoteStore {
         if let error = error as? PSQLError {
             let message = error.serverInfo?[.message] ?? "\(error.code)"
             let state = error.serverInfo?[.sqlState] ?? "-"
-            return StoreError(.database, "PostgreSQL: \(message) (SQLSTATE \(state))")
+            // The connection lost, or the server shutting down or starting (SQLSTATE 57P...).
+            let lost: Set<PSQLError.Code> = [
+                .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
+            ]
+            let unavailable = lost.contains(error.code) || state.hasPrefix("57P")
+            return StoreError(unavailable ? .unavailable : .database, "PostgreSQL: \(message) (SQLSTATE \(state))")
         }
         return StoreError(.database, "PostgreSQL: \(error)")
+    }
+
+    /// A flag raised once, from any task.
+    private final class Flag: Sendable {
+        private let raised = Atomic<Bool>(false)
+        func raise() { raised.store(true, ordering: .relaxed) }
+        var isRaised: Bool { raised.load(ordering: .relaxed) }
+    }
+
+    /// What came first: the body's value, or the end of the wait for a connection.
+    private enum LeaseOutcome<T: Sendable>: Sendable {
+        case done(T)
+        case timedOut
     }
 
     // MARK: Conversions

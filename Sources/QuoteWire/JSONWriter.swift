@@ -680,6 +680,8 @@ extension JSONWriter {
         }
         field("lastSeq", value.lastSeq)
         field("pong", value.pong)
+        field("store", value.store)
+        field("storeError", value.storeError)
         field("oldestWaitMilliseconds", value.oldestWaitMilliseconds)
         endObject()
     }

@@ -61,6 +61,10 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var events: [WireEvent]?
     public var lastSeq: Int64?
     public var pong: Bool?
+    /// For `ping`: `up` when the store answered, `down` when it failed (``storeError`` says how):
+    /// a daemon whose store is down answers every write with `storage_error`.
+    public var store: String?
+    public var storeError: String?
     /// For `stats`: how long the quote first in line has waited, in milliseconds; absent when
     /// none waits.
     public var oldestWaitMilliseconds: Int64?

@@ -80,7 +80,8 @@ struct Stats: ParsableCommand {
 
 /// `quotectl ping`: is quoted up, and how far is its event log.
 struct Ping: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check that quoted answers.")
+    static let configuration = CommandConfiguration(
+        abstract: "Check that quoted answers and its store is up (exit 69 when either is not).")
 
     @OptionGroup var global: GlobalOptions
 
@@ -92,9 +93,14 @@ struct Ping: ParsableCommand {
             let elapsed = clock.now - start
             if output.json { return output.reply(reply) }
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
-            output.line(
-                "quoted at \(client.endpoint) is up: last event #\(reply.lastSeq ?? 0), "
-                    + "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms")
+            let roundTrip = "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms"
+            guard reply.store != "down" else {
+                throw ClientError(
+                    .unreachable,
+                    "quoted at \(client.endpoint) answers, but its store is down (\(reply.storeError ?? "no answer")):"
+                        + " writes are refused with storage_error")
+            }
+            output.line("quoted at \(client.endpoint) is up: last event #\(reply.lastSeq ?? 0), \(roundTrip)")
         }
     }
 }

@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import QuoteStore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads what other daemons commit to a shared store, so that this daemon publishes the whole
+/// stream: a subscriber connected to any one daemon misses nothing.
+///
+/// It reads the log after the last event it knows of whenever woken: by the store's hint that
+/// another process appended (PostgreSQL's `LISTEN`), by the I/O thread when its own commit
+/// came after a number it has not seen, and every ``pollInterval`` in case a hint was lost.
+/// What it reads it encodes and hands to the I/O thread (a byte on a pipe the thread polls
+/// says so), which puts it in order with its own commits (``PublishOrder``).
+final class LogTail: Sendable {
+    /// Events read from the log after `after`, encoded as `[topic, body]`.
+    struct Delivery: Sendable {
+        var after: Int64
+        var events: [(seq: Int64, message: [[UInt8]])]
+    }
+
+    private struct State {
+        var deliveries: [Delivery] = []
+        /// The last `seq` read.
+        var cursor: Int64
+        var woken = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The store failed at the last read (logged once until it works again).
+        var failing = false
+    }
+
+    /// Events read per statement.
+    static let pageSize = 1_000
+    /// How far reading may run ahead of publishing.
+    static let readAhead: Int64 = 20_000
+
+    private let store: any QuoteStore
+    private let encode: @Sendable (StoredEvent) -> [[UInt8]]
+    private let pollInterval: Duration
+    private let logger: Logger
+    private let state: Mutex<State>
+    /// The last `seq` the I/O thread published.
+    private let published: Atomic<Int64>
+    /// Readable while a delivery waits to be taken.
+    let readyDescriptor: Int32
+    private let signalDescriptor: Int32
+
+    /// A tail of `store`'s log after `lastSeq`, encoding each event with `encode`.
+    init(
+        store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
+        logger: Logger, encode: @escaping @Sendable (StoredEvent) -> [[UInt8]]
+    ) throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        readyDescriptor = ends[0]
+        signalDescriptor = ends[1]
+        self.store = store
+        self.encode = encode
+        self.pollInterval = pollInterval
+        self.logger = logger
+        state = Mutex(State(cursor: lastSeq))
+        published = Atomic(lastSeq)
+    }
+
+    deinit {
+        close(readyDescriptor)
+        close(signalDescriptor)
+    }
+
+    /// Reads whenever woken, until cancelled.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.store.watchAppends { self.wake() } }
+            group.addTask {
+                while (try? await Task.sleep(for: self.pollInterval)) != nil { self.wake() }
+            }
+            while !Task.isCancelled {
+                await waitForWake()
+                await read()
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Asks for a read of the log; from any thread.
+    func wake() {
+        let waiter = state.withLock { state in
+            state.woken = true
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Records, from the I/O thread, that everything up to `seq` is published.
+    func published(through seq: Int64) {
+        published.store(seq, ordering: .relaxed)
+    }
+
+    /// What was read and not taken yet, oldest first (on the I/O thread).
+    func take() -> [Delivery] {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(readyDescriptor, &bytes, bytes.count) > 0 {}
+        return state.withLock { state in
+            defer { state.deliveries = [] }
+            return state.deliveries
+        }
+    }
+
+    private func waitForWake() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state in
+                    if state.woken || Task.isCancelled {
+                        state.woken = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            wake()
+        }
+    }
+
+    /// Reads the log after the last event known, page by page, and hands it over.
+    private func read() async {
+        var cursor = max(state.withLock { $0.cursor }, published.load(ordering: .relaxed))
+        do throws(StoreError) {
+            while cursor - published.load(ordering: .relaxed) < Self.readAhead {
+                let events = try await store.events(after: cursor, limit: Self.pageSize)
+                guard let last = events.last else { break }
+                let delivery = Delivery(after: cursor, events: events.map { ($0.seq, encode($0)) })
+                cursor = last.seq
+                state.withLock { state in
+                    state.deliveries.append(delivery)
+                    state.cursor = cursor
+                }
+                var byte: UInt8 = 1
+                _ = Glibc.write(signalDescriptor, &byte, 1)
+                if events.count < Self.pageSize { break }
+            }
+            let recovered = state.withLock { state in
+                defer { state.failing = false }
+                return state.failing
+            }
+            if recovered { logger.notice("reading other daemons' events again") }
+        } catch {
+            let first = state.withLock { state in
+                defer { state.failing = true }
+                return !state.failing
+            }
+            if first {
+                logger.warning(
+                    "cannot read other daemons' events; retrying", metadata: ["error": "\(error.message)"])
+            }
+        }
+    }
+}

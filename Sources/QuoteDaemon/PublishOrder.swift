@@ -1,0 +1,61 @@
+/// The order events leave the PUB socket in: by `seq`, with no gap, whoever committed them.
+///
+/// With a store that only this daemon writes, its own commits are the whole log, in order, and
+/// pass straight through. With a shared store (several daemons on one database), the log
+/// interleaves their commits: an event of this daemon's is held while an earlier number is
+/// missing, until ``LogTail`` has read the missing events from the log. Owned by the I/O
+/// thread; pure logic.
+struct PublishOrder {
+    /// The next `seq` to publish.
+    private(set) var next: Int64
+    /// Whether events are held for earlier ones (a shared store's log).
+    let isOrdered: Bool
+    /// Events that arrived before their turn, by `seq`.
+    private var held: [Int64: [[UInt8]]] = [:]
+
+    /// Publishes from `lastSeq + 1` on; `isOrdered` for a shared store.
+    init(after lastSeq: Int64, isOrdered: Bool) {
+        next = lastSeq + 1
+        self.isOrdered = isOrdered
+    }
+
+    /// Whether an event is held because an earlier one has not arrived yet.
+    var isWaiting: Bool { !held.isEmpty }
+
+    /// The last `seq` published.
+    var lastPublished: Int64 { next - 1 }
+
+    /// Takes `events` (`[topic, body]` by `seq`, this daemon's commits or read from the log)
+    /// and returns what can be published now, in order. An event already published is
+    /// dropped.
+    mutating func add(_ events: [(seq: Int64, message: [[UInt8]])]) -> [[[UInt8]]] {
+        guard isOrdered else {
+            if let last = events.last { next = max(next, last.seq + 1) }
+            return events.map(\.message)
+        }
+        for event in events where event.seq >= next {
+            held[event.seq] = event.message
+        }
+        return release()
+    }
+
+    /// A read of the log for what follows `after` began at `first`: what lies between, if
+    /// this order still waits for it, is no longer in the log (pruned before it could be
+    /// read), and is skipped. Returns what can be published now, and how many were skipped.
+    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [[[UInt8]]], skipped: Int64) {
+        guard isOrdered, after < next, first > next else { return ([], 0) }
+        let skipped = first - next
+        held = held.filter { $0.key >= first }
+        next = first
+        return (release(), skipped)
+    }
+
+    private mutating func release() -> [[[UInt8]]] {
+        var ready: [[[UInt8]]] = []
+        while let message = held.removeValue(forKey: next) {
+            ready.append(message)
+            next += 1
+        }
+        return ready
+    }
+}
