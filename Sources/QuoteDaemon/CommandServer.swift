@@ -1,5 +1,4 @@
 import Foundation
-
 public import Logging
 import QuoteRules
 public import QuoteStore

@@ -76,8 +76,10 @@ final class LogTail: Sendable {
 
     /// Reads whenever woken, until cancelled.
     func run() async {
+        // Not awaited at the end: a store may not give up waiting for its server at once.
+        let watch = Task { await self.store.watchAppends { self.wake() } }
+        defer { watch.cancel() }
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.store.watchAppends { self.wake() } }
             group.addTask {
                 while (try? await Task.sleep(for: self.pollInterval)) != nil { self.wake() }
             }

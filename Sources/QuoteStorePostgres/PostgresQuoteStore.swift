@@ -379,43 +379,44 @@ public final class PostgresQuoteStore: QuoteStore {
     ) async throws(StoreError) -> T {
         let wait = reachable.load(ordering: .relaxed) ? acquireTimeout : .milliseconds(100)
         let client = client
-        let started = Flag()
-        do {
-            let value = try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
-                group.addTask {
-                    try await .done(
-                        client.withConnection { connection in
-                            started.raise()
-                            return try await body(connection)
-                        })
-                }
-                group.addTask {
-                    try await Task.sleep(for: wait)
-                    return .timedOut
-                }
-                while let outcome = try await group.next() {
-                    switch outcome {
-                    case .done(let value):
-                        group.cancelAll()
-                        return value
-                    case .timedOut where !started.isRaised:
-                        group.cancelAll()
-                        throw StoreError(
-                            .unavailable, "PostgreSQL: no connection within \(wait) (the server is down or unreachable)")
-                    case .timedOut:
-                        continue  // the body runs: its own statements fail if the server goes
+        // The pool does not give up a lease when its task is cancelled while it cannot
+        // connect: so the lease is left to run, and the caller leaves it at the deadline. A
+        // connection leased after that is handed back unused.
+        let gate = LeaseGate<T>()
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            gate.open(continuation)
+            let lease = Task {
+                do {
+                    try await client.withConnection { connection in
+                        guard gate.start() else { return }
+                        do throws(StoreError) {
+                            gate.finish(.success(try await body(connection)))
+                        } catch {
+                            gate.finish(.failure(error))
+                        }
                     }
+                } catch {
+                    gate.finish(.failure(Self.storeError(error)))
                 }
-                throw CancellationError()
             }
+            Task {
+                try? await Task.sleep(for: wait)
+                if gate.timeOut(
+                    StoreError(
+                        .unavailable, "PostgreSQL: no connection within \(wait) (the server is down or unreachable)"))
+                {
+                    lease.cancel()
+                }
+            }
+        }
+        switch result {
+        case .success(let value):
             if !reachable.exchange(true, ordering: .relaxed) {
                 logger.notice("PostgreSQL reachable again")
             }
             return value
-        } catch {
-            let error = Self.storeError(error)
-            if error.code == .unavailable, reachable.exchange(false, ordering: .relaxed)
-            {
+        case .failure(let error):
+            if error.code == .unavailable, reachable.exchange(false, ordering: .relaxed) {
                 logger.error(
                     "PostgreSQL unreachable: requests get storage_error until it is back",
                     metadata: ["error": "\(error.message)"])
@@ -487,17 +488,54 @@ public final class PostgresQuoteStore: QuoteStore {
         return StoreError(.database, "PostgreSQL: \(error)")
     }
 
-    /// A flag raised once, from any task.
-    private final class Flag: Sendable {
-        private let raised = Atomic<Bool>(false)
-        func raise() { raised.store(true, ordering: .relaxed) }
-        var isRaised: Bool { raised.load(ordering: .relaxed) }
-    }
+    /// One wait for a connection: answered once, by the body's result, the lease's failure
+    /// or the deadline, whichever comes first; the body runs only if the deadline has not
+    /// passed.
+    private final class LeaseGate<T: Sendable>: Sendable {
+        private enum State {
+            case idle
+            case waiting(CheckedContinuation<Result<T, StoreError>, Never>)
+            case running(CheckedContinuation<Result<T, StoreError>, Never>)
+            case done
+        }
+        private let state = Mutex(State.idle)
 
-    /// What came first: the body's value, or the end of the wait for a connection.
-    private enum LeaseOutcome<T: Sendable>: Sendable {
-        case done(T)
-        case timedOut
+        func open(_ continuation: CheckedContinuation<Result<T, StoreError>, Never>) {
+            state.withLock { $0 = .waiting(continuation) }
+        }
+
+        /// Whether the body may run: the deadline has not passed.
+        func start() -> Bool {
+            state.withLock { state in
+                guard case .waiting(let continuation) = state else { return false }
+                state = .running(continuation)
+                return true
+            }
+        }
+
+        func finish(_ result: Result<T, StoreError>) {
+            let continuation = state.withLock { state -> CheckedContinuation<Result<T, StoreError>, Never>? in
+                switch state {
+                case .waiting(let continuation), .running(let continuation):
+                    state = .done
+                    return continuation
+                case .idle, .done:
+                    return nil
+                }
+            }
+            continuation?.resume(returning: result)
+        }
+
+        /// Answers with `error` if no connection came yet; whether it did.
+        func timeOut(_ error: StoreError) -> Bool {
+            let continuation = state.withLock { state -> CheckedContinuation<Result<T, StoreError>, Never>? in
+                guard case .waiting(let continuation) = state else { return nil }
+                state = .done
+                return continuation
+            }
+            continuation?.resume(returning: .failure(error))
+            return continuation != nil
+        }
     }
 
     // MARK: Conversions

@@ -145,3 +145,11 @@ func readLines(
         atEnd()
     }.start()
 }
+
+extension DaemonProcess {
+    /// Kills the daemon with SIGKILL, as a crash would, and waits for it to be gone.
+    func crash() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}

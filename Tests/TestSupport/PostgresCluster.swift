@@ -14,9 +14,11 @@ public final class PostgresCluster: Sendable {
     public let port: Int
     private let directory: String
     private let binaries: String
-    /// The server's process id (the postmaster).
-    private let serverPID: pid_t
+    /// The running server's process id (the postmaster) and its output; `nil` while stopped.
+    private let server = Mutex<(pid: pid_t, output: ServerOutput)?>(nil)
     private static let shared = Mutex<Result<PostgresCluster, ClusterError>?>(nil)
+    /// Every cluster started, stopped at exit.
+    private static let all = Mutex<[PostgresCluster]>([])
 
     /// The process's cluster, started on first use.
     public static func start() throws -> PostgresCluster {
@@ -24,9 +26,13 @@ public final class PostgresCluster: Sendable {
             if let shared { return try shared.get() }
             let result = Result { () throws(ClusterError) in try PostgresCluster() }
             shared = result
-            if case .success = result { atexit { PostgresCluster.stopShared() } }
             return try result.get()
         }
+    }
+
+    /// A cluster of the caller's own, for a test that stops and starts its server.
+    public static func startPrivate() throws -> PostgresCluster {
+        try PostgresCluster()
     }
 
     /// A new, empty database; its URL (`postgresql://postgres@127.0.0.1:PORT/NAME`).
@@ -56,81 +62,98 @@ public final class PostgresCluster: Sendable {
             throw ClusterError("cannot make \(directory): \(error)")
         }
         port = try Self.freePort()
-        var started: pid_t?
         do {
             try Self.run(
                 binaries + "/initdb",
                 ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
                 asPostgres: true)
-            // The server is this process's own child, not pg_ctl's: Foundation's `Process`
-            // watches a child through a descriptor the child inherits, and a server started in
-            // the background by pg_ctl would inherit it too and keep it open.
-            let server = Process()
-            let arguments = [
-                "-D", directory + "/data", "-p", "\(port)", "-c", "listen_addresses=127.0.0.1", "-k", directory,
-                "-c", "fsync=off", "-c", "max_connections=300",
-            ]
-            if getuid() == 0 {
-                // setpriv execs the server as postgres in place: its pid is the server's.
-                server.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-                server.arguments =
-                    ["--reuid=postgres", "--regid=postgres", "--init-groups", binaries + "/postgres"] + arguments
-            } else {
-                server.executableURL = URL(fileURLWithPath: binaries + "/postgres")
-                server.arguments = arguments
-            }
-            // Its log comes through a pipe, read on a thread of its own to the end (so the
-            // server never blocks on it); the line saying it accepts connections is the signal.
-            let output = Pipe()
-            server.standardOutput = output
-            server.standardError = output
-            server.standardInput = FileHandle.nullDevice
-            server.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-            let ready = DispatchSemaphore(value: 0)
-            let log = Mutex("")
-            let reader = output.fileHandleForReading
-            Thread {
-                var signalled = false
-                while true {
-                    let data = reader.availableData
-                    if data.isEmpty { break }
-                    let text = log.withLock { log in
-                        log += String(decoding: data, as: UTF8.self)
-                        return log
-                    }
-                    if !signalled && text.contains("ready to accept connections") {
-                        signalled = true
-                        ready.signal()
-                    }
-                }
-                if !signalled { ready.signal() }  // the server ended before it was ready
-            }.start()
-            try server.run()
-            started = server.processIdentifier
-            guard ready.wait(timeout: .now() + 60) == .success, server.isRunning,
-                log.withLock({ $0.contains("ready to accept connections") })
-            else {
-                throw ClusterError("the server did not start: \(log.withLock { $0 })")
-            }
+            try startServer()
         } catch {
-            if let started { kill(started, SIGQUIT) }
             try? FileManager.default.removeItem(atPath: directory)
             throw ClusterError("cannot start PostgreSQL: \(error)")
         }
-        serverPID = started ?? 0
+        let first = Self.all.withLock { all in
+            all.append(self)
+            return all.count == 1
+        }
+        if first { atexit { PostgresCluster.stopAll() } }
     }
 
-    /// At exit: stops the server with a signal (SIGQUIT, PostgreSQL's immediate shutdown), as
-    /// `pg_ctl -m immediate` would; Foundation's `Process` cannot be waited on this late.
-    private static func stopShared() {
-        guard case .success(let cluster)? = shared.withLock({ $0 }) else { return }
-        let pid = cluster.serverPID
-        kill(pid, SIGQUIT)
-        // The server is this process's child (setpriv execs it in place): wait for it, unless
-        // Foundation has reaped it already.
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
-        try? FileManager.default.removeItem(atPath: cluster.directory)
+    /// Starts the server and waits until it accepts connections.
+    public func startServer() throws(ClusterError) {
+        // The server is this process's own child, not pg_ctl's: Foundation's `Process` watches
+        // a child through a descriptor the child inherits, and a server started in the
+        // background by pg_ctl would inherit it too and keep it open.
+        let process = Process()
+        let arguments = [
+            "-D", directory + "/data", "-p", "\(port)", "-c", "listen_addresses=127.0.0.1", "-k", directory,
+            "-c", "fsync=off", "-c", "max_connections=300",
+        ]
+        if getuid() == 0 {
+            // setpriv execs the server as postgres in place: its pid is the server's.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=postgres", "--regid=postgres", "--init-groups", binaries + "/postgres"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: binaries + "/postgres")
+            process.arguments = arguments
+        }
+        let output = ServerOutput()
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+        output.read(pipe.fileHandleForReading)
+        do {
+            try process.run()
+        } catch {
+            throw ClusterError("cannot run postgres: \(error)")
+        }
+        let pid = process.processIdentifier
+        guard output.wait(for: "ready to accept connections", timeout: 60) else {
+            kill(pid, SIGQUIT)
+            throw ClusterError("the server did not start: \(output.text)")
+        }
+        server.withLock { $0 = (pid, output) }
+    }
+
+    /// Stops the server with a fast shutdown (as `pg_ctl -m fast` does: sessions are ended,
+    /// nothing committed is lost) and waits until it is down.
+    public func stopServer() throws(ClusterError) {
+        guard
+            let (pid, output) = server.withLock({ server in
+                defer { server = nil }
+                return server
+            })
+        else { return }
+        kill(pid, SIGINT)
+        guard output.wait(for: "database system is shut down", timeout: 60) else {
+            throw ClusterError("the server did not stop: \(output.text)")
+        }
+        // The server's last act is removing its pid file (what pg_ctl waits for too): after
+        // that, its port is free for the next start.
+        let pidFile = directory + "/data/postmaster.pid"
+        let deadline = ContinuousClock.now + .seconds(30)
+        while FileManager.default.fileExists(atPath: pidFile) {
+            guard ContinuousClock.now < deadline else { throw ClusterError("the server did not exit: \(output.text)") }
+            output.waitForMore(timeout: 0.05)
+        }
+    }
+
+    /// At exit: stops every server with a signal (SIGQUIT, PostgreSQL's immediate shutdown),
+    /// as `pg_ctl -m immediate` would; Foundation's `Process` cannot be waited on this late.
+    private static func stopAll() {
+        for cluster in all.withLock({ $0 }) {
+            if let (pid, _) = cluster.server.withLock({ $0 }) {
+                kill(pid, SIGQUIT)
+                // The server is this process's child (setpriv execs it in place): wait for it,
+                // unless Foundation has reaped it already.
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+            }
+            try? FileManager.default.removeItem(atPath: cluster.directory)
+        }
     }
 
     /// The newest installed server's programs.
@@ -198,5 +221,43 @@ public final class PostgresCluster: Sendable {
     public struct ClusterError: Error, CustomStringConvertible {
         public let description: String
         init(_ description: String) { self.description = description }
+    }
+}
+
+/// A server's output, read on a thread of its own to the end (so that the server never blocks
+/// on it); waiters wake as it arrives.
+final class ServerOutput: Sendable {
+    private let state = Mutex((text: "", ended: false))
+    private let arrived = DispatchSemaphore(value: 0)
+
+    var text: String { state.withLock { $0.text } }
+
+    func read(_ handle: FileHandle) {
+        Thread { [self] in
+            while true {
+                let data = handle.availableData
+                state.withLock { state in
+                    if data.isEmpty { state.ended = true } else { state.text += String(decoding: data, as: UTF8.self) }
+                }
+                arrived.signal()
+                if data.isEmpty { break }
+            }
+        }.start()
+    }
+
+    /// Waits until the output contains `line`; `false` after `timeout` seconds without it.
+    func wait(for line: String, timeout: Double) -> Bool {
+        let deadline = DispatchTime.now() + timeout
+        while true {
+            let (found, ended) = state.withLock { ($0.text.contains(line), $0.ended) }
+            if found { return true }
+            if ended { return false }
+            guard arrived.wait(timeout: deadline) == .success else { return false }
+        }
+    }
+
+    /// Waits for more output, at most `timeout` seconds.
+    func waitForMore(timeout: Double) {
+        _ = arrived.wait(timeout: .now() + timeout)
     }
 }

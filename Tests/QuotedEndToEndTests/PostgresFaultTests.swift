@@ -1,0 +1,393 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Faults of a several-daemon deployment: a daemon crashing under load, the database
+/// restarting under load. The load is real clients on real sockets; every check is made
+/// afterwards, on what the database and the subscribers hold.
+@Suite("Several daemons on PostgreSQL survive crashes and a database restart", .serialized)
+struct PostgresFaultTests {
+    @Test(
+        "three daemons, 64 clients on all three, one daemon killed -9 three times: nothing acknowledged lost, no double booking, one gap-free sequence, every survivor's subscriber saw it all in order"
+    )
+    func crashesUnderLoad() throws {
+        let url = try PostgresCluster.start().createDatabase()
+        var daemons = try (0..<3).map { _ in try DaemonProcess(arguments: ["--postgres", url]) }
+        defer { for daemon in daemons { daemon.stop() } }
+        let commands = daemons.map(\.commands)
+        let subscribers = try daemons.map { try LiveRecorder(endpoint: $0.events) }
+        defer { for subscriber in subscribers { subscriber.stop() } }
+
+        let deadline = ContinuousClock.now + .seconds(30)
+        let clients = (0..<64).map { LoadClient(index: $0, endpoints: commands, until: deadline) }
+        for client in clients { client.start() }
+        // The crashes: the first daemon, at about 5, 13 and 21 seconds, each time started again
+        // on the same ports, where the clients' sockets reconnect by themselves.
+        for at in [5, 13, 21] {
+            waitUntil(deadline - .seconds(30 - at))
+            daemons[0].crash()
+            daemons[0] = try DaemonProcess(
+                arguments: ["--postgres", url], endpoint: daemons[0].commands, eventsEndpoint: daemons[0].events)
+        }
+        for client in clients { client.join() }
+        let results = clients.map(\.result)
+        let acknowledged = results.flatMap(\.submitted)
+        let completed = results.flatMap(\.completed)
+        #expect(acknowledged.count > 500, "the load ran: \(acknowledged.count) submissions acknowledged")
+        #expect(completed.count > 50, "bookings were completed: \(completed.count)")
+        #expect(results.allSatisfy { $0.lost.isEmpty }, "\(results.flatMap(\.lost).prefix(5))")
+
+        // The log, read through a survivor: one gap-free sequence, no mechanic booked twice.
+        let context = try Context()
+        let reader = try Client(context, endpoint: daemons[1].commands)
+        let log = try Self.events(reader)
+        let last = try #require(log.last?["seq"] as? Int)
+        #expect(log.map { $0["seq"] as? Int ?? -1 } == Array(1...last), "the sequence is gap-free")
+        #expect(Self.doubleBookings(log).isEmpty, "\(Self.doubleBookings(log).prefix(5))")
+
+        // Every acknowledged write is there.
+        var byID: [Int: String] = [:]
+        for event in log {
+            if let id = event["quoteId"] as? Int, let to = event["to"] as? String { byID[id] = to }
+        }
+        let missing = acknowledged.filter { byID[$0] == nil }
+        #expect(missing.isEmpty, "acknowledged submissions not in the log: \(missing.prefix(10))")
+        let notCompleted = completed.filter { byID[$0] != "completed" }
+        #expect(notCompleted.isEmpty, "acknowledged completions not applied: \(notCompleted.prefix(10))")
+
+        // Each survivor's subscriber: every event it received came in order; what it missed (the
+        // slow joiner's first events, past a high-water mark) it fills through `events`.
+        for (index, subscriber) in subscribers.enumerated().dropFirst() {
+            #expect(
+                subscriber.waitUntil(seq: last, timeout: .seconds(30)),
+                "subscriber \(index) reached \(subscriber.seqs.last ?? 0) of \(last)")
+            let seqs = subscriber.seqs
+            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "subscriber \(index) saw events in order")
+            let seen = Set(seqs)
+            let survivor = try Client(context, endpoint: daemons[index].commands)
+            let filled = try Self.fill(Array(1...last).filter { !seen.contains($0) }, from: survivor)
+            #expect(Set(seqs + filled) == Set(1...last), "subscriber \(index) has every event")
+            #expect(
+                seqs.count >= last * 9 / 10,
+                "subscriber \(index) received \(seqs.count) of \(last) live (the rest filled by events)")
+        }
+    }
+
+    @Test(
+        "PostgreSQL restarted under load: requests get storage_error while it is down, quoted reconnects by itself, nothing acknowledged is lost"
+    )
+    func databaseRestartUnderLoad() throws {
+        let cluster = try PostgresCluster.startPrivate()
+        let url = try cluster.createDatabase()
+        let daemons = try (0..<2).map { _ in try DaemonProcess(arguments: ["--postgres", url]) }
+        defer { for daemon in daemons { daemon.stop() } }
+        let commands = daemons.map(\.commands)
+        let context = try Context()
+        let probe = try Client(context, endpoint: commands[0])
+        #expect(try probe.call(Requests.op("ping"))["store"] as? String == "up")
+
+        let clients = (0..<8).map {
+            LoadClient(index: $0, endpoints: commands, until: .now + .seconds(3600), tolerateStorageErrors: true)
+        }
+        for client in clients { client.start() }
+        #expect(waitFor { clients.map(\.acknowledgedCount).reduce(0, +) >= 200 }, "load before the restart")
+
+        try cluster.stopServer()
+        // While it is down, quoted answers, says why, and applies nothing.
+        #expect(waitFor { clients.map(\.storageErrors).reduce(0, +) >= 10 }, "requests refused with storage_error")
+        let down = try probe.call(Requests.op("ping"))
+        #expect(down["ok"] as? Bool == true)
+        #expect(down["store"] as? String == "down", "\(down)")
+        #expect((down["storeError"] as? String)?.contains("PostgreSQL") == true, "\(down)")
+        let refused = try probe.call(Requests.submit(key: "while-down"))
+        #expect((refused["error"] as? [String: Any])?["code"] as? String == "storage_error", "\(refused)")
+
+        try cluster.startServer()
+        let before = clients.map(\.acknowledgedCount).reduce(0, +)
+        #expect(waitFor { clients.map(\.acknowledgedCount).reduce(0, +) >= before + 200 }, "service resumed")
+        #expect(try probe.call(Requests.op("ping"))["store"] as? String == "up")
+        for client in clients { client.finish() }
+        for client in clients { client.join() }
+
+        let results = clients.map(\.result)
+        #expect(results.allSatisfy { $0.lost.isEmpty }, "\(results.flatMap(\.lost).prefix(5))")
+        let log = try Self.events(probe)
+        let last = try #require(log.last?["seq"] as? Int)
+        #expect(log.map { $0["seq"] as? Int ?? -1 } == Array(1...last), "the sequence is gap-free")
+        let inLog = Set(log.compactMap { $0["quoteId"] as? Int })
+        let acknowledged = results.flatMap(\.submitted)
+        #expect(acknowledged.allSatisfy(inLog.contains), "every acknowledged submission is in the log")
+        #expect(Self.doubleBookings(log).isEmpty)
+        #expect(try probe.call(Requests.op("get", ["quoteId": 999_999]))["ok"] as? Bool == false)
+        #expect(
+            try probe.call(Requests.submit(key: "while-down"))["ok"] as? Bool == true, "the refused one applied nothing"
+        )
+    }
+
+    /// The whole log, page by page.
+    static func events(_ client: borrowing Client) throws -> [[String: Any]] {
+        var all: [[String: Any]] = []
+        while true {
+            let page = try #require(
+                try client.call(Requests.op("events", ["since": all.count, "limit": 10_000]))["events"]
+                    as? [[String: Any]])
+            all += page
+            if page.count < 10_000 { return all }
+        }
+    }
+
+    /// The seqs in `missing`, read through `events`.
+    static func fill(_ missing: [Int], from client: borrowing Client) throws -> [Int] {
+        var filled: [Int] = []
+        for seq in missing {
+            let page = try #require(
+                try client.call(Requests.op("events", ["since": seq - 1, "limit": 1]))["events"] as? [[String: Any]])
+            filled += page.compactMap { $0["seq"] as? Int }.filter { $0 == seq }
+        }
+        return filled
+    }
+
+    /// Every `mechanic.busy` for a mechanic another quote still held, and every `mechanic.free`
+    /// by a quote that did not hold them.
+    static func doubleBookings(_ log: [[String: Any]]) -> [String] {
+        var holder: [Int: Int] = [:]
+        var found: [String] = []
+        for event in log {
+            guard let mechanic = (event["mechanic"] as? [String: Any])?["id"] as? Int,
+                let quote = event["quoteId"] as? Int
+            else { continue }
+            if event["type"] as? String == "mechanic.busy" {
+                if let held = holder[mechanic] {
+                    found.append("mechanic \(mechanic) booked by \(quote), held by \(held)")
+                }
+                holder[mechanic] = quote
+            } else {
+                if holder[mechanic] != quote { found.append("mechanic \(mechanic) freed by \(quote), not its holder") }
+                holder[mechanic] = nil
+            }
+        }
+        return found
+    }
+}
+
+/// The next message, or `nil` when the socket's receive timeout passed first.
+private func receiveOrTimeOut(_ socket: borrowing Socket) throws -> Multipart? {
+    do {
+        return try socket.receiveMultipart()
+    } catch  where error.errno == EAGAIN {
+        return nil
+    }
+}
+
+/// Blocks the calling thread until `instant`.
+private func waitUntil(_ instant: ContinuousClock.Instant) {
+    let remaining = ContinuousClock.now.duration(to: instant)
+    guard remaining > .zero else { return }
+    let (seconds, attoseconds) = remaining.components
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    nanosleep(&request, nil)
+}
+
+/// Polls `condition` until it holds, at most `timeout`; whether it did.
+private func waitFor(timeout: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        waitUntil(.now + .milliseconds(20))
+    }
+    return true
+}
+
+/// One client of the load: a DEALER connected to every daemon (ZeroMQ spreads its requests
+/// over those connected) on a thread of its own, submitting with `book` and `wait`, and
+/// completing what it booked, until its deadline. A request unanswered (its daemon crashed)
+/// is sent again; a submission carries an idempotency key, so a retry never makes a second.
+final class LoadClient: @unchecked Sendable {
+    struct Result: Sendable {
+        /// Quotes whose submission was acknowledged.
+        var submitted: [Int] = []
+        /// Quotes whose completion was acknowledged.
+        var completed: [Int] = []
+        /// Requests never answered, retries included.
+        var lost: [String] = []
+    }
+
+    private let index: Int
+    private let endpoints: [String]
+    private let deadline: Mutex<ContinuousClock.Instant>
+    private let tolerateStorageErrors: Bool
+    private let state = Mutex((result: Result(), storageErrors: 0))
+    private let done = DispatchSemaphore(value: 0)
+
+    init(index: Int, endpoints: [String], until deadline: ContinuousClock.Instant, tolerateStorageErrors: Bool = false)
+    {
+        self.index = index
+        self.endpoints = endpoints
+        self.deadline = Mutex(deadline)
+        self.tolerateStorageErrors = tolerateStorageErrors
+    }
+
+    var result: Result { state.withLock { $0.result } }
+    var acknowledgedCount: Int { state.withLock { $0.result.submitted.count } }
+    var storageErrors: Int { state.withLock { $0.storageErrors } }
+
+    func start() {
+        Thread { [self] in
+            defer { done.signal() }
+            do {
+                try run()
+            } catch {
+                state.withLock { $0.result.lost.append("client \(index): \(error)") }
+            }
+        }.start()
+    }
+
+    /// Ends the load now.
+    func finish() { deadline.withLock { $0 = .now } }
+
+    func join() { done.wait() }
+
+    private func run() throws {
+        let context = try Context()
+        let socket = try Socket(context, type: .dealer)
+        try socket.set(.linger, 0)
+        try socket.set(.immediate, true)
+        try socket.set(.receiveTimeout, 2_000)
+        for endpoint in endpoints { try socket.connect(endpoint) }
+        var waiting: [Int] = []
+        var sequence = 0
+        while ContinuousClock.now < deadline.withLock({ $0 }) {
+            sequence += 1
+            let key = "load-\(index)-\(sequence)"
+            var submit = Requests.submit(key: key, book: true, id: key)
+            submit["wait"] = true
+            guard let reply = try call(socket, submit, id: key) else { continue }
+            let id = reply.quoteID
+            state.withLock { $0.result.submitted.append(id) }
+            switch reply.quote?["state"] as? String {
+            case "booked": try complete(id, socket)
+            case "waiting": waiting.append(id)
+            default: break
+            }
+            // The line moves as bookings complete: finish what was booked meanwhile.
+            var still: [Int] = []
+            for quote in waiting {
+                let get = Requests.op("get", ["quoteId": quote, "id": "get-\(quote)"])
+                guard let current = try call(socket, get, id: "get-\(quote)") else {
+                    still.append(quote)
+                    continue
+                }
+                if current.quote?["state"] as? String == "booked" {
+                    try complete(quote, socket)
+                } else {
+                    still.append(quote)
+                }
+            }
+            waiting = still
+        }
+    }
+
+    private func complete(_ quote: Int, _ socket: borrowing Socket) throws {
+        let id = "complete-\(quote)"
+        let request = Requests.op("complete", ["quoteId": quote, "id": id])
+        guard let reply = try call(socket, request, id: id, acceptRefusal: true) else { return }
+        // A retry of a completion already applied is refused as a transition from completed.
+        if reply["ok"] as? Bool == true || reply.quote == nil {
+            state.withLock { $0.result.completed.append(quote) }
+        }
+    }
+
+    /// Sends `request` until a reply with `id` comes (a crashed daemon never answers; a
+    /// storage error is retried when tolerated); `nil` when refused.
+    private func call(_ socket: borrowing Socket, _ request: [String: Any], id: String, acceptRefusal: Bool = false)
+        throws -> [String: Any]?
+    {
+        let body = Array(try JSONSerialization.data(withJSONObject: request))
+        let giveUp = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < giveUp {
+            try socket.send(multipart: [[], body])
+            while let message = try receiveOrTimeOut(socket) {
+                guard let frame = message.frames.last,
+                    let reply = try JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any],
+                    reply["id"] as? String == id
+                else { continue }  // a late answer to an earlier attempt
+                if reply["ok"] as? Bool == true { return reply }
+                let code = (reply["error"] as? [String: Any])?["code"] as? String
+                if code == "storage_error" {
+                    state.withLock { $0.storageErrors += 1 }
+                    guard tolerateStorageErrors else {
+                        state.withLock { $0.result.lost.append("\(id): \(reply)") }
+                        return nil
+                    }
+                    break
+                }
+                if acceptRefusal { return reply }
+                state.withLock { $0.result.lost.append("\(id) refused: \(reply)") }
+                return nil
+            }
+        }
+        state.withLock { $0.result.lost.append("\(id): no answer within 60 s") }
+        return nil
+    }
+}
+
+/// A SUB socket on a thread of its own, recording the seq of every event it receives.
+final class LiveRecorder: @unchecked Sendable {
+    private let received = Mutex<[Int]>([])
+    private let arrived = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(endpoint: String) throws {
+        let ready = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        Thread { [self] in
+            defer { done.signal() }
+            do {
+                let context = try Context()
+                let socket = try Socket(context, type: .sub)
+                try socket.set(.linger, 0)
+                try socket.set(.receiveHighWaterMark, 0)
+                try socket.set(.receiveTimeout, 100)
+                try socket.set(.subscribe, [UInt8]())
+                try socket.connect(endpoint)
+                ready.signal()
+                while !stopping.load(ordering: .relaxed) {
+                    guard let message = try receiveOrTimeOut(socket), let body = message.frames.last,
+                        let event = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                        let seq = event["seq"] as? Int
+                    else { continue }
+                    received.withLock { $0.append(seq) }
+                    arrived.signal()
+                }
+            } catch {
+                failure.withLock { $0 = error }
+                ready.signal()
+            }
+        }.start()
+        ready.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    var seqs: [Int] { received.withLock { $0 } }
+
+    /// Waits until an event with `seq` or later has arrived.
+    func waitUntil(seq: Int, timeout: Duration) -> Bool {
+        let deadline = DispatchTime.now() + .milliseconds(Int(timeout.components.seconds * 1_000))
+        while (seqs.last ?? 0) < seq {
+            guard arrived.wait(timeout: deadline) == .success else { return false }
+        }
+        return true
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        done.wait()
+    }
+}
