@@ -13,9 +13,10 @@ extension PostgresQuoteStore {
     /// - `poolSize`: connections per daemon, 2 to 100; default 8. One of them listens for the
     ///   other daemons' appends.
     /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
-    /// - `acquireTimeoutMilliseconds`: how long a request waits for a connection of the pool
-    ///   before it gets `storage_error`, 10 to 60,000; default 2,000. (While the server is known
-    ///   to be down, a tenth of a second.)
+    /// - `acquireTimeoutMilliseconds`: how long a request waits for a connection of the pool,
+    ///   while the server accepts connections but has none to give (busy, out of sessions),
+    ///   before it gets `storage_error`, 1,000 to 600,000; default 30,000. A server that refuses
+    ///   connections (down, restarting) fails requests within a second.
     public struct Configuration: Sendable {
         /// The URL, password included.
         public let url: String
@@ -25,8 +26,8 @@ extension PostgresQuoteStore {
         public var poolSize: Int = 8
         /// How long a connection attempt may take.
         public var connectTimeout: Duration = .seconds(5)
-        /// How long a request waits for a connection of the pool.
-        public var acquireTimeout: Duration = .seconds(2)
+        /// How long a request waits for a connection of a server that accepts connections.
+        public var acquireTimeout: Duration = .seconds(30)
         /// What pruning keeps.
         public var retention = EventRetention()
 
@@ -57,9 +58,10 @@ extension PostgresQuoteStore {
                 connectTimeout = .milliseconds(timeout)
             }
             if let timeout = reader.int(forKey: "acquireTimeoutMilliseconds") {
-                guard (10...60_000).contains(timeout) else {
+                guard (1_000...600_000).contains(timeout) else {
                     throw StoreError(
-                        .configuration, "store.postgres.acquireTimeoutMilliseconds: \(timeout) is outside 10...60000")
+                        .configuration, "store.postgres.acquireTimeoutMilliseconds: \(timeout) is outside 1000...600000"
+                    )
                 }
                 acquireTimeout = .milliseconds(timeout)
             }
@@ -71,6 +73,9 @@ extension PostgresQuoteStore {
             components.password = "***"
             return components.string ?? "(url)"
         }
+
+        /// Where the server listens.
+        var server: (host: String, port: Int) { (parts.host, parts.port) }
 
         /// The client configuration for postgres-nio.
         var client: PostgresClient.Configuration {

@@ -150,7 +150,7 @@ extension PostgresQuoteStore {
                 }
                 try await Self.run(connection, "COMMIT")
             } catch {
-                try? await Self.run(connection, "ROLLBACK")
+                await Self.rollback(connection, after: error)
                 throw StoreError(.migration, "cannot migrate: \(error.message)")
             }
         }

@@ -21,16 +21,20 @@ public final class PostgresQuoteStore: QuoteStore {
     private let clock: @Sendable () -> Date
     private let quoteIDs = QuoteIDBlocks()
     private let acquireTimeout: Duration
+    /// Where the server listens, for checking whether it accepts connections at all.
+    private let server: (host: String, port: Int)
     /// Whether the last attempt to reach the server succeeded.
     private let reachable = Atomic<Bool>(true)
     let logger: Logger
 
     private init(
         client: PostgresClient, runner: Task<Void, Never>, currency: Currency, retention: EventRetention,
-        acquireTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
+        acquireTimeout: Duration, server: (host: String, port: Int), clock: @escaping @Sendable () -> Date,
+        logger: Logger
     ) {
         self.client = client
         self.acquireTimeout = acquireTimeout
+        self.server = server
         self.runner = runner
         self.currency = Mutex(currency)
         self.retention = retention
@@ -56,7 +60,7 @@ public final class PostgresQuoteStore: QuoteStore {
         await Task.yield()
         let store = PostgresQuoteStore(
             client: client, runner: runner, currency: catalog.currency, retention: configuration.retention,
-            acquireTimeout: configuration.acquireTimeout, clock: clock, logger: logger)
+            acquireTimeout: configuration.acquireTimeout, server: configuration.server, clock: clock, logger: logger)
         do {
             try await store.migrate()
             try await store.syncCatalog(catalog)
@@ -95,7 +99,7 @@ public final class PostgresQuoteStore: QuoteStore {
                 try await Self.run(connection, "COMMIT")
                 return Committed(value, sequenceOffset: transaction.sequenceOffset)
             } catch {
-                try? await Self.run(connection, "ROLLBACK")
+                await Self.rollback(connection, after: error)
                 transaction.abandon()
                 throw error
             }
@@ -131,7 +135,7 @@ public final class PostgresQuoteStore: QuoteStore {
                 try await Self.run(connection, "COMMIT")
                 return previous
             } catch {
-                try? await Self.run(connection, "ROLLBACK")
+                await Self.rollback(connection, after: error)
                 throw error
             }
         }
@@ -370,25 +374,29 @@ public final class PostgresQuoteStore: QuoteStore {
 
     // MARK: Connections
 
-    /// Runs `body` on a connection of the pool, waiting for one at most
-    /// ``Configuration/acquireTimeout``, and only a moment while the server is known to be
-    /// unreachable: a request gets its `storage_error` promptly instead of waiting for the
-    /// server to come back. The pool reconnects by itself meanwhile.
+    /// Runs `body` on a connection of the pool. While none comes, the server is checked every
+    /// second: one that refuses connections (down, restarting) fails the request at once, so
+    /// that it gets its `storage_error` promptly instead of waiting for the server to come back;
+    /// one that accepts them (busy, or out of sessions) is waited for up to
+    /// ``Configuration/acquireTimeout``. The pool reconnects by itself meanwhile.
     func withConnection<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
-        let wait = reachable.load(ordering: .relaxed) ? acquireTimeout : .milliseconds(100)
+        // Once the server is known down, check it at once.
+        let firstCheck: Duration = reachable.load(ordering: .relaxed) ? .seconds(1) : .zero
+        let (host, port, limit) = (server.host, server.port, acquireTimeout)
         let client = client
-        // The pool does not give up a lease when its task is cancelled while it cannot
-        // connect: so the lease is left to run, and the caller leaves it at the deadline. A
-        // connection leased after that is handed back unused.
+        // The lease is never cancelled (the pool does not always give up a lease cancelled
+        // while it cannot connect, nor the connection of one cancelled as it is handed over):
+        // the caller stops waiting for it at the deadline, and a connection leased after
+        // that is handed back unused.
         let gate = LeaseGate<T>()
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             gate.open(continuation)
-            let lease = Task {
+            Task {
                 do {
                     try await client.withConnection { connection in
-                        guard gate.start() else { return }
+                        guard gate.start(on: connection) else { return }
                         do throws(StoreError) {
                             gate.finish(.success(try await body(connection)))
                         } catch {
@@ -400,12 +408,35 @@ public final class PostgresQuoteStore: QuoteStore {
                 }
             }
             Task {
-                try? await Task.sleep(for: wait)
-                if gate.timeOut(
-                    StoreError(
-                        .unavailable, "PostgreSQL: no connection within \(wait) (the server is down or unreachable)"))
-                {
-                    lease.cancel()
+                var waited = Duration.zero
+                var step = firstCheck
+                while true {
+                    try? await Task.sleep(for: step)
+                    waited += step
+                    step = .seconds(1)
+                    let failure: StoreError
+                    switch gate.phase {
+                    case .done:
+                        return
+                    case .running(let connection):
+                        // A statement on a connection lost mid-transaction is not always
+                        // answered: the transaction has failed, and the caller hears so.
+                        guard connection.isClosed else { continue }
+                        _ = gate.abandon(StoreError(.unavailable, "PostgreSQL: the connection was lost"))
+                        return
+                    case .waiting:
+                        break
+                    }
+                    if !ServerProbe.accepts(host: host, port: port) {
+                        failure = StoreError(
+                            .unavailable, "PostgreSQL at \(host):\(port) refuses connections (down or restarting)")
+                    } else if waited >= limit {
+                        failure = StoreError(.unavailable, "PostgreSQL: no connection within \(limit)")
+                    } else {
+                        continue
+                    }
+                    _ = gate.abandon(failure)
+                    return
                 }
             }
         }
@@ -440,6 +471,14 @@ public final class PostgresQuoteStore: QuoteStore {
                 throw Self.storeError(error)
             }
         }
+    }
+
+    /// Rolls back the transaction `error` ended, unless `error` was the connection's loss: the
+    /// server rolls it back then, and a statement sent on a lost connection may never be
+    /// answered.
+    static func rollback(_ connection: PostgresConnection, after error: StoreError) async {
+        guard error.code != .unavailable else { return }
+        try? await run(connection, "ROLLBACK")
     }
 
     static func rows(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
@@ -492,49 +531,66 @@ public final class PostgresQuoteStore: QuoteStore {
     /// or the deadline, whichever comes first; the body runs only if the deadline has not
     /// passed.
     private final class LeaseGate<T: Sendable>: Sendable {
+        typealias Waiter = CheckedContinuation<Result<T, StoreError>, Never>
         private enum State {
             case idle
-            case waiting(CheckedContinuation<Result<T, StoreError>, Never>)
-            case running(CheckedContinuation<Result<T, StoreError>, Never>)
+            case waiting(Waiter)
+            case running(Waiter, PostgresConnection)
+            case done
+        }
+        /// Where a wait stands, for its deadline.
+        enum Phase {
+            case waiting
+            case running(PostgresConnection)
             case done
         }
         private let state = Mutex(State.idle)
 
-        func open(_ continuation: CheckedContinuation<Result<T, StoreError>, Never>) {
+        func open(_ continuation: Waiter) {
             state.withLock { $0 = .waiting(continuation) }
         }
 
-        /// Whether the body may run: the deadline has not passed.
-        func start() -> Bool {
+        var phase: Phase {
+            state.withLock { state in
+                switch state {
+                case .idle, .waiting: .waiting
+                case .running(_, let connection): .running(connection)
+                case .done: .done
+                }
+            }
+        }
+
+        /// Whether the body may run on `connection`: nobody gave up on it yet.
+        func start(on connection: PostgresConnection) -> Bool {
             state.withLock { state in
                 guard case .waiting(let continuation) = state else { return false }
-                state = .running(continuation)
+                state = .running(continuation, connection)
                 return true
             }
         }
 
         func finish(_ result: Result<T, StoreError>) {
-            let continuation = state.withLock { state -> CheckedContinuation<Result<T, StoreError>, Never>? in
+            let continuation = take()
+            continuation?.resume(returning: result)
+        }
+
+        /// Answers with `error` unless answered already; whether it was.
+        func abandon(_ error: StoreError) -> Bool {
+            let continuation = take()
+            continuation?.resume(returning: .failure(error))
+            return continuation != nil
+        }
+
+        private func take() -> Waiter? {
+            state.withLock { state -> Waiter? in
                 switch state {
-                case .waiting(let continuation), .running(let continuation):
+                case .waiting(let continuation), .running(let continuation, _):
                     state = .done
                     return continuation
                 case .idle, .done:
                     return nil
                 }
             }
-            continuation?.resume(returning: result)
-        }
-
-        /// Answers with `error` if no connection came yet; whether it did.
-        func timeOut(_ error: StoreError) -> Bool {
-            let continuation = state.withLock { state -> CheckedContinuation<Result<T, StoreError>, Never>? in
-                guard case .waiting(let continuation) = state else { return nil }
-                state = .done
-                return continuation
-            }
-            continuation?.resume(returning: .failure(error))
-            return continuation != nil
         }
     }
 
