@@ -20,6 +20,8 @@ public final class PostgresQuoteStore: QuoteStore {
     private let retention: EventRetention
     private let clock: @Sendable () -> Date
     private let quoteIDs = QuoteIDBlocks()
+    /// This store's name in the notifications of its commits.
+    private let instance = UUID().uuidString
     private let acquireTimeout: Duration
     /// Where the server listens, for checking whether it accepts connections at all.
     private let server: (host: String, port: Int)
@@ -89,10 +91,12 @@ public final class PostgresQuoteStore: QuoteStore {
         let currency = currency.withLock { $0 }
         let logger = logger
         let quoteIDs = quoteIDs
+        let instance = instance
         return try await withConnection { connection throws(StoreError) in
             try await Self.run(connection, "BEGIN")
             let transaction = PostgresTransaction(
-                connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, logger: logger)
+                connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, instance: instance,
+                logger: logger)
             do throws(StoreError) {
                 let value = try await body(transaction)
                 try await transaction.finish()
@@ -322,15 +326,18 @@ public final class PostgresQuoteStore: QuoteStore {
     public var isShared: Bool { true }
 
     /// Listens on ``appendsChannel`` with a connection of the pool, calling `hint` for each
-    /// notification and once each time it starts listening (what was sent while it was not is
-    /// lost); when the connection fails, it listens again a second later.
+    /// notification of another store's commit and once each time it starts listening (what
+    /// was sent while it was not is lost); when the connection fails, it listens again a
+    /// second later.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: Self.appendsChannel) { notifications in
                         hint()
-                        for try await _ in notifications { hint() }
+                        for try await notification in notifications where notification.payload != instance {
+                            hint()
+                        }
                     }
                 }
             } catch {

@@ -26,6 +26,8 @@ final class PostgresTransaction: StoreTransaction {
     let currency: Currency
     let logger: Logger
     private let quoteIDs: QuoteIDBlocks
+    /// Who commits, named in the notification: a daemon need not read its own commits back.
+    private let instance: String
     /// The last number handed out in this transaction; its final number is this plus the
     /// block's start (``sequenceOffset``).
     private var lastSeq: Int64 = 0
@@ -85,7 +87,11 @@ final class PostgresTransaction: StoreTransaction {
         var opened = false
     }
 
-    init(connection: PostgresConnection, now: Date, currency: Currency, quoteIDs: QuoteIDBlocks, logger: Logger) {
+    init(
+        connection: PostgresConnection, now: Date, currency: Currency, quoteIDs: QuoteIDBlocks, instance: String,
+        logger: Logger
+    ) {
+        self.instance = instance
         self.connection = connection
         self.now = now
         self.nowMilliseconds = PostgresQuoteStore.milliseconds(now)
@@ -103,7 +109,7 @@ final class PostgresTransaction: StoreTransaction {
             let rows = try await query(
                 """
                 WITH bump AS (UPDATE counters SET last_seq = last_seq + \(lastSeq) RETURNING last_seq),
-                    notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), last_seq::text) FROM bump)
+                    notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), \(instance)) FROM bump)
                 SELECT last_seq FROM bump, notified
                 """)
             guard let row = rows.first else { throw StoreError(.corrupt, "the counters row is missing") }
