@@ -143,3 +143,31 @@ final class Box {
     let socket: Socket
     init(_ socket: consuming Socket) { self.socket = socket }
 }
+
+extension PostgresTests {
+    @Test(
+        "a daemon started with another catalog says it replaces the shared one, and the daemon on the old one says it diverged"
+    )
+    func catalogsThatDifferAreReported() throws {
+        let url = try PostgresCluster.start().createDatabase()
+        let first = try DaemonProcess(arguments: ["--postgres", url])
+        defer { first.stop() }
+        #expect(!first.log.contains { $0.contains("replaces another") }, "the first catalog replaces none")
+
+        // The built-in catalog with one price changed.
+        let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("deploy/catalog.yaml")
+        let text = try String(contentsOf: deploy, encoding: .utf8)
+        #expect(text.contains(#"price: "35.00""#))
+        let changed = FileManager.default.temporaryDirectory.appendingPathComponent("dear-\(UUID().uuidString).yaml")
+        try text.replacingOccurrences(of: #"price: "35.00""#, with: #"price: "40.00""#)
+            .write(to: changed, atomically: true, encoding: .utf8)
+        let second = try DaemonProcess(arguments: ["--postgres", url, "--catalog", changed.path])
+        defer { second.stop() }
+        #expect(second.log.contains { $0.contains("replaces another in the shared database") }, "\(second.log)")
+        #expect(
+            first.waitForLog(timeout: .seconds(30)) { lines in
+                lines.contains { $0.contains("another daemon applied a different catalog") }
+            }, "\(first.log.suffix(5))")
+    }
+}
