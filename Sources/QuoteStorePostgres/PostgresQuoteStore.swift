@@ -398,6 +398,8 @@ public final class PostgresQuoteStore: QuoteStore {
         // the caller stops waiting for it at the deadline, and a connection leased after
         // that is handed back unused.
         let gate = LeaseGate<T>()
+        let watch = Mutex<Task<Void, Never>?>(nil)
+        defer { watch.withLock { $0 }?.cancel() }
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             gate.open(continuation)
             Task {
@@ -414,7 +416,8 @@ public final class PostgresQuoteStore: QuoteStore {
                     gate.finish(.failure(Self.storeError(error)))
                 }
             }
-            Task {
+            // The deadline's watch: ended as soon as there is an answer.
+            let deadline = Task {
                 var waited = Duration.zero
                 var step = firstCheck
                 while true {
@@ -446,6 +449,7 @@ public final class PostgresQuoteStore: QuoteStore {
                     return
                 }
             }
+            watch.withLock { $0 = deadline }
         }
         switch result {
         case .success(let value):
