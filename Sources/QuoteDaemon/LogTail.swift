@@ -3,10 +3,6 @@ import Logging
 import QuoteStore
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Reads what other daemons commit to a shared store, so that this daemon publishes the whole
 /// stream: a subscriber connected to any one daemon misses nothing.
 ///
@@ -45,33 +41,21 @@ final class LogTail: Sendable {
     /// The last `seq` the I/O thread published.
     private let published: Atomic<Int64>
     /// Readable while a delivery waits to be taken.
-    let readyDescriptor: Int32
-    private let signalDescriptor: Int32
+    var readyDescriptor: Int32 { ready.readDescriptor }
+    private let ready: WakePipe
 
     /// A tail of `store`'s log after `lastSeq`, encoding each event with `encode`.
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
         logger: Logger, encode: @escaping @Sendable (StoredEvent) -> [[UInt8]]
     ) throws {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        readyDescriptor = ends[0]
-        signalDescriptor = ends[1]
+        ready = try WakePipe()
         self.store = store
         self.encode = encode
         self.pollInterval = pollInterval
         self.logger = logger
         state = Mutex(State(cursor: lastSeq))
         published = Atomic(lastSeq)
-    }
-
-    deinit {
-        close(readyDescriptor)
-        close(signalDescriptor)
     }
 
     /// Reads whenever woken, until cancelled.
@@ -109,8 +93,7 @@ final class LogTail: Sendable {
 
     /// What was read and not taken yet, oldest first (on the I/O thread).
     func take() -> [Delivery] {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(readyDescriptor, &bytes, bytes.count) > 0 {}
+        ready.drain()
         return state.withLock { state in
             defer { state.deliveries = [] }
             return state.deliveries
@@ -148,8 +131,7 @@ final class LogTail: Sendable {
                     state.deliveries.append(delivery)
                     state.cursor = cursor
                 }
-                var byte: UInt8 = 1
-                _ = Glibc.write(signalDescriptor, &byte, 1)
+                ready.signal()
                 if events.count < Self.pageSize { break }
             }
             let recovered = state.withLock { state in

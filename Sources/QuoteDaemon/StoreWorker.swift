@@ -3,10 +3,6 @@ import QuoteRules
 import Synchronization
 import ZeroMQ
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The store stage's loop: commits one ``StoreStage`` batch after another, taking each next
 /// batch itself the moment the last one is done, so that it never waits for the I/O thread.
 ///
@@ -14,7 +10,7 @@ import ZeroMQ
 /// request into it as it arrives (``append(_:engine:)``) while the loop commits the batch
 /// before; when that commit is done, the loop swaps the received batch out and starts on it at
 /// once. Finished batches queue up, in order, for the I/O thread to encode, reply to and
-/// publish; a byte written to a pipe whose read end, ``readyDescriptor``, the I/O thread polls
+/// publish; a byte written to a ``WakePipe`` whose read end, ``readyDescriptor``, the I/O thread polls
 /// beside its sockets says there is something to take. No socket ever leaves the I/O thread.
 final class StoreWorker: Sendable {
     private struct State {
@@ -35,29 +31,17 @@ final class StoreWorker: Sendable {
     private let maxBatch: Int
     /// Readable while a finished batch waits to be taken, or when a full batch was taken and
     /// there is room to receive again.
-    let readyDescriptor: Int32
-    private let signalDescriptor: Int32
+    var readyDescriptor: Int32 { ready.readDescriptor }
+    private let ready: WakePipe
 
     /// A worker whose batches hold at most `maxBatch` requests, each begun empty against
     /// `catalog`'s catalog of that moment; ``run()`` is its loop.
     init(stage: StoreStage, catalog: LiveCatalog, maxBatch: Int) throws {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        readyDescriptor = ends[0]
-        signalDescriptor = ends[1]
+        ready = try WakePipe()
         self.maxBatch = max(1, maxBatch)
         self.stage = stage
         self.catalog = catalog
         state = Mutex(State(next: Engine.newBatch(catalog)))
-    }
-
-    deinit {
-        close(readyDescriptor)
-        close(signalDescriptor)
     }
 
     /// Commits batches until ``stop()`` has been called and every received request is
@@ -99,8 +83,7 @@ final class StoreWorker: Sendable {
     }
 
     private func signal() {
-        var byte: UInt8 = 1
-        _ = write(signalDescriptor, &byte, 1)
+        ready.signal()
     }
 
     /// Decodes `message` into the batch being received (on the I/O thread), waking the loop
@@ -140,8 +123,7 @@ final class StoreWorker: Sendable {
 
     /// The committed batches not yet taken, oldest first.
     func takeResults() -> [Engine.Executed] {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(readyDescriptor, &bytes, bytes.count) > 0 {}
+        ready.drain()
         return state.withLock { state in
             let done = state.done
             state.done = []
