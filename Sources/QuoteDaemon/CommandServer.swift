@@ -57,8 +57,8 @@ public final class CommandServer: ServiceLifecycle.Service {
         // With several daemons on one store, the others' events come from the log.
         let tail =
             store.isShared
-            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog] event in
-                Engine.encodeLogged(event, catalog: catalog)
+            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog] events in
+                Engine.encodeLogged(events, catalog: catalog)
             } : nil
         let worker = try StoreWorker(
             stage: StoreStage(store: store, logger: logger), catalog: catalog, maxBatch: configuration.maxBatch)

@@ -285,10 +285,14 @@ public struct Engine {
         return events
     }
 
-    /// An event read from the log (another daemon's), as `[topic, body]`, its amounts in the
-    /// currency of `catalog`.
-    static func encodeLogged(_ event: StoredEvent, catalog: LiveCatalog) -> [[UInt8]] {
-        [Array(event.type.utf8), WireCodec().encode(wireEvent(event, currency: catalog.current.currency))]
+    /// Events read from the log (other daemons'), each as `[topic, body]` by its seq, their
+    /// amounts in the currency of `catalog`: one codec for the whole page.
+    static func encodeLogged(_ events: [StoredEvent], catalog: LiveCatalog) -> [(seq: Int64, message: [[UInt8]])] {
+        let codec = WireCodec()
+        let currency = catalog.current.currency
+        return events.map { event in
+            (event.seq, [Array(event.type.utf8), codec.encode(wireEvent(event, currency: currency))])
+        }
     }
 
     /// An event's body; a quote event showing the write's `final` state reuses its JSON.

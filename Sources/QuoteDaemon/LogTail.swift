@@ -34,7 +34,7 @@ final class LogTail: Sendable {
     static let readAhead: Int64 = 20_000
 
     private let store: any QuoteStore
-    private let encode: @Sendable (StoredEvent) -> [[UInt8]]
+    private let encode: @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
     private let pollInterval: Duration
     private let logger: Logger
     private let state: Mutex<State>
@@ -44,10 +44,10 @@ final class LogTail: Sendable {
     var readyDescriptor: Int32 { ready.readDescriptor }
     private let ready: WakePipe
 
-    /// A tail of `store`'s log after `lastSeq`, encoding each event with `encode`.
+    /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`.
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
-        logger: Logger, encode: @escaping @Sendable (StoredEvent) -> [[UInt8]]
+        logger: Logger, encode: @escaping @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
     ) throws {
         ready = try WakePipe()
         self.store = store
@@ -125,7 +125,7 @@ final class LogTail: Sendable {
             while cursor - published.load(ordering: .relaxed) < Self.readAhead {
                 let events = try await store.events(after: cursor, limit: Self.pageSize)
                 guard let last = events.last else { break }
-                let delivery = Delivery(after: cursor, events: events.map { ($0.seq, encode($0)) })
+                let delivery = Delivery(after: cursor, events: encode(events))
                 cursor = last.seq
                 state.withLock { state in
                     state.deliveries.append(delivery)

@@ -505,11 +505,7 @@ public final class PostgresQuoteStore: QuoteStore {
     static func run(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
         async throws(StoreError)
     {
-        do {
-            _ = try await connection.query(try query(), logger: Logger(label: "quoted.postgres")).collect()
-        } catch {
-            throw storeError(error)
-        }
+        _ = try await rows(connection, try query())
     }
 
     static func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)
