@@ -92,15 +92,20 @@ struct PostgresFaultTests {
         let probe = try Client(context, endpoint: commands[0])
         #expect(try probe.call(Requests.op("ping"))["store"] as? String == "up")
 
+        let progress = DispatchSemaphore(value: 0)
         let clients = (0..<8).map {
-            LoadClient(index: $0, endpoints: commands, until: .now + .seconds(3600), tolerateStorageErrors: true)
+            LoadClient(
+                index: $0, endpoints: commands, until: .now + .seconds(3600), tolerateStorageErrors: true,
+                progress: progress)
         }
         for client in clients { client.start() }
-        #expect(waitFor { clients.map(\.acknowledgedCount).reduce(0, +) >= 200 }, "load before the restart")
+        #expect(waitFor(progress) { clients.map(\.acknowledgedCount).reduce(0, +) >= 200 }, "load before the restart")
 
         try cluster.stopServer()
         // While it is down, quoted answers, says why, and applies nothing.
-        #expect(waitFor { clients.map(\.storageErrors).reduce(0, +) >= 10 }, "requests refused with storage_error")
+        #expect(
+            waitFor(progress) { clients.map(\.storageErrors).reduce(0, +) >= 10 }, "requests refused with storage_error"
+        )
         let down = try probe.call(Requests.op("ping"))
         #expect(down["ok"] as? Bool == true)
         #expect(down["store"] as? String == "down", "\(down)")
@@ -110,7 +115,7 @@ struct PostgresFaultTests {
 
         try cluster.startServer()
         let before = clients.map(\.acknowledgedCount).reduce(0, +)
-        #expect(waitFor { clients.map(\.acknowledgedCount).reduce(0, +) >= before + 200 }, "service resumed")
+        #expect(waitFor(progress) { clients.map(\.acknowledgedCount).reduce(0, +) >= before + 200 }, "service resumed")
         #expect(try probe.call(Requests.op("ping"))["store"] as? String == "up")
         for client in clients { client.finish() }
         for client in clients { client.join() }
@@ -194,12 +199,12 @@ private func waitUntil(_ instant: ContinuousClock.Instant) {
     nanosleep(&request, nil)
 }
 
-/// Polls `condition` until it holds, at most `timeout`; whether it did.
-private func waitFor(timeout: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
+/// Waits until `condition` holds, woken by `progress` (each client's answers signal it), at
+/// most `timeout`; whether it did.
+private func waitFor(_ progress: DispatchSemaphore, timeout: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now() + .milliseconds(Int(timeout.components.seconds * 1_000))
     while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        waitUntil(.now + .milliseconds(20))
+        guard progress.wait(timeout: deadline) == .success else { return condition() }
     }
     return true
 }
@@ -222,12 +227,17 @@ final class LoadClient: @unchecked Sendable {
     private let endpoints: [String]
     private let deadline: Mutex<ContinuousClock.Instant>
     private let tolerateStorageErrors: Bool
+    /// Signalled at each answer, for a test waiting on the clients' figures.
+    private let progress: DispatchSemaphore?
     private let state = Mutex((result: Result(), storageErrors: 0))
     private let done = DispatchSemaphore(value: 0)
 
-    init(index: Int, endpoints: [String], until deadline: ContinuousClock.Instant, tolerateStorageErrors: Bool = false)
-    {
+    init(
+        index: Int, endpoints: [String], until deadline: ContinuousClock.Instant, tolerateStorageErrors: Bool = false,
+        progress: DispatchSemaphore? = nil
+    ) {
         self.index = index
+        self.progress = progress
         self.endpoints = endpoints
         self.deadline = Mutex(deadline)
         self.tolerateStorageErrors = tolerateStorageErrors
@@ -270,6 +280,7 @@ final class LoadClient: @unchecked Sendable {
             guard let reply = try call(socket, submit, id: key) else { continue }
             let id = reply.quoteID
             state.withLock { $0.result.submitted.append(id) }
+            progress?.signal()
             switch reply.quote?["state"] as? String {
             case "booked": try complete(id, socket)
             case "waiting": waiting.append(id)
@@ -321,6 +332,7 @@ final class LoadClient: @unchecked Sendable {
                 let code = (reply["error"] as? [String: Any])?["code"] as? String
                 if code == "storage_error" {
                     state.withLock { $0.storageErrors += 1 }
+                    progress?.signal()
                     guard tolerateStorageErrors else {
                         state.withLock { $0.result.lost.append("\(id): \(reply)") }
                         return nil
