@@ -27,6 +27,7 @@ public final class CommandServer: ServiceLifecycle.Service {
     private let catalog: LiveCatalog
     private let logger: Logger
     private let notifier: SystemdNotifier
+    private let metrics: DaemonMetrics
     private let stopping = Atomic<Bool>(false)
     private let bound = Mutex<Endpoints?>(nil)
     /// The store loop, while running: where the daemon's own requests go.
@@ -34,12 +35,14 @@ public final class CommandServer: ServiceLifecycle.Service {
     private let onReady: @Sendable (Endpoints) -> Void
 
     /// Creates the server; nothing is bound until ``run()``. With `access`, both sockets are
-    /// CURVE servers letting in only its listed keys, as their roles allow.
+    /// CURVE servers letting in only its listed keys, as their roles allow. Requests, batches
+    /// and events are counted in `metrics`.
     public init(
         configuration: DaemonConfiguration, access: AccessControl? = nil, store: any QuoteStore, catalog: LiveCatalog,
-        logger: Logger, notifier: SystemdNotifier = .init(),
+        logger: Logger, notifier: SystemdNotifier = .init(), metrics: DaemonMetrics = .unexported(),
         onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
     ) {
+        self.metrics = metrics
         self.configuration = configuration
         self.access = access
         self.store = store
@@ -49,8 +52,11 @@ public final class CommandServer: ServiceLifecycle.Service {
         self.onReady = onReady
     }
 
-    /// The bound endpoints, once listening.
+    /// The bound endpoints, while listening.
     public var endpoints: Endpoints? { bound.withLock { $0 } }
+
+    /// Whether both sockets are bound and the daemon is not stopping: it takes requests.
+    public var isListening: Bool { endpoints != nil && !stopping.load(ordering: .relaxed) }
 
     public func run() async throws {
         let lastSeq = try await store.lastSequence()
@@ -61,7 +67,8 @@ public final class CommandServer: ServiceLifecycle.Service {
                 Engine.encodeLogged(events, catalog: catalog)
             } : nil
         let worker = try StoreWorker(
-            stage: StoreStage(store: store, logger: logger), catalog: catalog, maxBatch: configuration.maxBatch)
+            stage: StoreStage(store: store, logger: logger, metrics: metrics), catalog: catalog,
+            maxBatch: configuration.maxBatch)
         // Whatever the roster became while quoted was down, free mechanics take from the line.
         worker.enqueue(.serveWaitList)
         self.worker.withLock { $0 = worker }
@@ -115,7 +122,9 @@ public final class CommandServer: ServiceLifecycle.Service {
 
     private func loop(worker: StoreWorker, tail: LogTail?, lastSeq: Int64) throws {
         let engine = Engine(
-            store: store, catalog: catalog, configuration: configuration, access: access, logger: logger)
+            store: store, catalog: catalog, configuration: configuration, access: access, logger: logger,
+            metrics: metrics)
+        metrics.starting(lastSeq: lastSeq)
         let context = try Context()
         // The ZAP handler first: no handshake may happen before it can answer.
         // (Without `security` it stays unbound, and never readable.)
@@ -141,6 +150,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
         bound.withLock { $0 = endpoints }
+        defer { bound.withLock { $0 = nil } }
 
         logger.notice(
             "quoted ready",
@@ -294,7 +304,10 @@ public final class CommandServer: ServiceLifecycle.Service {
             // A vanished or slow client loses its reply; the loop never waits for it.
             _ = try router.send(multipart: reply, dontWait: true)
         }
-        try publish(order.add(engine.encodeEvents(encoded)), publisher: publisher)
+        engine.metrics.answered(encoded.marks, at: .now)
+        let events = order.add(engine.encodeEvents(encoded))
+        try publish(events, publisher: publisher)
+        engine.metrics.published(events.count, lastSeq: order.lastPublished)
         tail?.published(through: order.lastPublished)
         // Another daemon committed in between: its events are in the log.
         if order.isWaiting { tail?.wake() }
@@ -313,8 +326,11 @@ public final class CommandServer: ServiceLifecycle.Service {
                         metadata: ["skipped": "\(skipped)", "resumingAt": "\(first.seq)"])
                 }
                 try Self.publish(ready, publisher: publisher)
+                metrics.published(ready.count, lastSeq: order.lastPublished)
             }
-            try Self.publish(order.add(delivery.events), publisher: publisher)
+            let events = order.add(delivery.events)
+            try Self.publish(events, publisher: publisher)
+            metrics.published(events.count, lastSeq: order.lastPublished)
         }
         tail.published(through: order.lastPublished)
     }

@@ -35,6 +35,8 @@ public struct Engine {
     struct Pending: Sendable {
         var envelope: [[UInt8]]
         var id: RequestID?
+        /// The operation, for the figures; `nil` for the daemon's own work.
+        var op: QuoteWire.Operation? = nil
         var work: Work
         /// Who asked: whose name the audit trail records, and which quotes they reach.
         var actor: Actor
@@ -44,6 +46,8 @@ public struct Engine {
     struct Batch: Sendable {
         /// Replies already known (refusals), by the message's position.
         var replies: [[[UInt8]]?]
+        /// Each request's operation and receipt, by position; `nil` for the daemon's own work.
+        var marks: [RequestMark?] = []
         var writes: [(index: Int, pending: Pending)] = []
         var reads: [(index: Int, pending: Pending)] = []
         /// The catalog the batch is checked, applied and priced against.
@@ -73,6 +77,8 @@ public struct Engine {
     /// `security`, when every caller is anonymous and may do everything.
     let access: AccessControl?
     let logger: Logger
+    /// Where each batch's requests are counted and timed.
+    let metrics: DaemonMetrics
     let rulebook = Rulebook()
     private let codec = WireCodec()
 
@@ -80,8 +86,9 @@ public struct Engine {
     /// and refusing what `configuration` does not allow (message size).
     public init(
         store: any QuoteStore, catalog: LiveCatalog, configuration: DaemonConfiguration,
-        access: AccessControl? = nil, logger: Logger
+        access: AccessControl? = nil, logger: Logger, metrics: DaemonMetrics = .unexported()
     ) {
+        self.metrics = metrics
         self.store = store
         self.catalog = catalog
         self.configuration = configuration
@@ -92,7 +99,7 @@ public struct Engine {
     /// All three stages in turn: what the daemon does with a batch, without its threads and
     /// sockets (for tests and `quoted-bench engine`).
     public func handle(_ messages: [Multipart]) async -> Output {
-        encode(await StoreStage(store: store, logger: logger).execute(parse(messages)))
+        encode(await StoreStage(store: store, logger: logger, metrics: metrics).execute(parse(messages)))
     }
 
     /// Decodes, validates and checks; refused requests get their reply at once.
@@ -115,14 +122,17 @@ public struct Engine {
     func parse(_ message: Multipart, into batch: inout Batch) {
         let index = batch.replies.count
         batch.replies.append(nil)
+        let received = ContinuousClock.now
         switch parse(message, catalog: batch.catalog, at: batch.started) {
         case .success(let pending):
+            batch.marks.append(RequestMark(op: pending.op, received: received))
             if case .write = pending.work {
                 batch.writes.append((index, pending))
             } else {
                 batch.reads.append((index, pending))
             }
         case .failure(let refusal):
+            batch.marks.append(RequestMark(op: refusal.op, received: received, code: refusal.error.code))
             batch.replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
         }
     }
@@ -138,6 +148,8 @@ public struct Engine {
     /// (two thirds of a submission's encoding is its two events).
     struct EncodedReplies {
         var replies: [[[UInt8]]]
+        /// Each request's operation, receipt and outcome, for the figures.
+        var marks: [RequestMark?]
         /// Each successful write's outcome, with its final quote's JSON, shared with the reply.
         fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
         fileprivate var currency: Currency
@@ -154,6 +166,7 @@ public struct Engine {
             replies[index] = batch.replies[index]
         }
         var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        var marks = batch.marks
         if let results = executed.writeResults {
             writes.reserveCapacity(results.count)
             for position in batch.writes.indices {
@@ -163,6 +176,7 @@ public struct Engine {
                 if let quote, case .success(let outcome) = results[position], !outcome.events.isEmpty {
                     writes.append((outcome, quote))
                 }
+                if case .failure(let error) = results[position] { marks[index]?.code = WireError(error).code }
                 // A request of the daemon's own (no envelope) is answered to no one.
                 let envelope = batch.writes[position].pending.envelope
                 if !envelope.isEmpty { replies[index] = envelope + [body] }
@@ -170,18 +184,24 @@ public struct Engine {
         } else {
             let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
             for write in batch.writes {
+                marks[write.index]?.code = refusal.code
                 replies[write.index] =
                     write.pending.envelope + [codec.encode(WireReply.failure(write.pending.id, refusal))]
             }
         }
         for position in batch.reads.indices {
             let read = batch.reads[position]
+            switch executed.readResults[position] {
+            case .failure(let error): marks[read.index]?.code = error.code
+            case .written(.failure(let error)): marks[read.index]?.code = WireError(error).code
+            default: break
+            }
             replies[read.index] =
                 read.pending.envelope + [
                     encode(executed.readResults[position], for: read.pending.id, currency: currency)
                 ]
         }
-        return EncodedReplies(replies: replies.compactMap { $0 }, writes: writes, currency: currency)
+        return EncodedReplies(replies: replies.compactMap { $0 }, marks: marks, writes: writes, currency: currency)
     }
 
     /// A write's reply, and the JSON of the quote it shows (the state the write's last quote
@@ -222,10 +242,12 @@ public struct Engine {
             }
         case .services(let services):
             reply.services = services.map(WireReply.service)
-        case .stats(let counts, let lastSeq, let oldestWaiting):
+        case .stats(let counts, let lastSeq, let oldestWaiting, let busy, let free):
             reply.counts = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
             reply.lastSeq = lastSeq
             reply.oldestWaitMilliseconds = oldestWaiting.map { max(0, Int64(Date().timeIntervalSince($0) * 1_000)) }
+            reply.mechanicCounts = ["busy": busy, "free": free]
+            reply.activity = metrics.activity()
         case .waiting(let quotes):
             reply.quotes = quotes.map { WireQuote($0, currency: currency) }
         case .events(let events, let lastSeq):
@@ -321,6 +343,7 @@ public struct Engine {
         var envelope: [[UInt8]]
         var id: RequestID?
         var error: WireError
+        var op: QuoteWire.Operation? = nil
     }
 
     /// Splits the ROUTER envelope from the body and decodes the request.
@@ -361,32 +384,35 @@ public struct Engine {
         case .failure(let error):
             return .failure(Refusal(envelope: envelope, id: nil, error: error))
         case .success(let request):
+            let op = request.op.flatMap(QuoteWire.Operation.init(rawValue:))
             let actor: Actor
             switch authorize(request, userId: message.metadata["User-Id"]) {
             case .success(let authorized): actor = authorized
-            case .failure(let error): return .failure(Refusal(envelope: envelope, id: request.id, error: error))
+            case .failure(let error): return .failure(Refusal(envelope: envelope, id: request.id, error: error, op: op))
             }
             let action: RequestAction
             do {
                 action = try request.action(currency: catalog.currency)
             } catch {
-                return .failure(Refusal(envelope: envelope, id: request.id, error: error))
+                return .failure(Refusal(envelope: envelope, id: request.id, error: error, op: op))
             }
             switch action {
             case .read(let query):
-                return .success(Pending(envelope: envelope, id: request.id, work: .read(query), actor: actor))
+                return .success(Pending(envelope: envelope, id: request.id, op: op, work: .read(query), actor: actor))
             case .write(let command):
                 switch rulebook.check(command, in: catalog, at: now, by: actor) {
                 case .success(let checked):
-                    return .success(Pending(envelope: envelope, id: request.id, work: .write(checked), actor: actor))
+                    return .success(
+                        Pending(envelope: envelope, id: request.id, op: op, work: .write(checked), actor: actor))
                 case .failure(let refusal):
                     if case .submit(_, let key?, _, _) = command {
                         return .success(
                             Pending(
-                                envelope: envelope, id: request.id,
+                                envelope: envelope, id: request.id, op: op,
                                 work: .replay(idempotencyKey: key, refusal: refusal), actor: actor))
                     }
-                    return .failure(Refusal(envelope: envelope, id: request.id, error: WireError(refusal)))
+                    return .failure(
+                        Refusal(envelope: envelope, id: request.id, error: WireError(refusal), op: op))
                 }
             }
         }

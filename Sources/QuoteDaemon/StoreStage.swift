@@ -11,6 +11,7 @@ import QuoteWire
 struct StoreStage: Sendable {
     let store: any QuoteStore
     let logger: Logger
+    let metrics: DaemonMetrics
     let rulebook = Rulebook()
 
     /// What a read came to.
@@ -19,7 +20,7 @@ struct StoreStage: Sendable {
         case quotes([Quote], limit: Int)
         case mechanics([MechanicState])
         case services([Service])
-        case stats(counts: [QuoteStatus: Int], lastSeq: Int64, oldestWaiting: Date?)
+        case stats(counts: [QuoteStatus: Int], lastSeq: Int64, oldestWaiting: Date?, busy: Int, free: Int)
         /// The wait-list in line order.
         case waiting([Quote])
         case events([StoredEvent], lastSeq: Int64)
@@ -32,15 +33,20 @@ struct StoreStage: Sendable {
 
     func execute(_ batch: Engine.Batch) async -> Engine.Executed {
         var executed = Engine.Executed(batch: batch, writeResults: [], readResults: [])
+        var commit: Duration?
+        defer { metrics.batch(size: batch.count, commit: commit) }
         if !batch.writes.isEmpty {
             let requests = batch.writes.map { write -> CheckedRequest in
                 guard case .write(let command) = write.pending.work else { preconditionFailure("writes only") }
                 return CheckedRequest(command, by: write.pending.actor)
             }
+            let started = ContinuousClock.now
             do {
                 executed.writeResults = try await rulebook.apply(
                     requests: requests, catalog: batch.catalog, to: store)
+                commit = .now - started
             } catch {
+                metrics.storeFailed()
                 logger.error(
                     "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(requests.count)"])
                 executed.writeResults = nil
@@ -52,6 +58,7 @@ struct StoreStage: Sendable {
                 executed.readResults.append(
                     try await answer(read.pending.work, by: read.pending.actor, catalog: batch.catalog))
             } catch {
+                metrics.storeFailed()
                 logger.error("store read failed", metadata: ["error": "\(error)"])
                 executed.readResults.append(
                     .failure(WireError(code: .storageError, message: "the store could not be read; retry")))
@@ -84,9 +91,12 @@ struct StoreStage: Sendable {
             case .services:
                 return .services(catalog.services)
             case .stats:
+                let mechanics = try await store.mechanics()
+                let busy = mechanics.count { !$0.isFree }
                 return .stats(
                     counts: try await store.counts(), lastSeq: try await store.lastSequence(),
-                    oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince)
+                    oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince, busy: busy,
+                    free: mechanics.count - busy)
             case .waiting(let limit):
                 return .waiting(try await store.waitingQuotes(limit: limit))
             case .events(let since, let limit):
@@ -96,6 +106,7 @@ struct StoreStage: Sendable {
                 do {
                     return .pong(.success(try await store.lastSequence()))
                 } catch {
+                    metrics.storeFailed()
                     return .pong(.failure(error))
                 }
             }

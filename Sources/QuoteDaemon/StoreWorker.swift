@@ -106,6 +106,7 @@ final class StoreWorker: Sendable {
         let waiter = state.withLock { state in
             let index = state.next.replies.count
             state.next.replies.append(nil)
+            state.next.marks.append(nil)
             state.next.writes.append(
                 (index, Engine.Pending(envelope: [], id: nil, work: .write(command), actor: .daemon)))
             let waiter = state.waiter

@@ -683,6 +683,56 @@ extension JSONWriter {
         field("store", value.store)
         field("storeError", value.storeError)
         field("oldestWaitMilliseconds", value.oldestWaitMilliseconds)
+        if let counts = value.mechanicCounts {
+            key("mechanicCounts")
+            counters(counts.mapValues(Int64.init))
+        }
+        if let activity = value.activity {
+            key("activity")
+            self.activity(activity)
+        }
+        endObject()
+    }
+
+    /// `{"name":count,...}`, by name.
+    private mutating func counters(_ counts: [String: Int64]) {
+        beginObject()
+        for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
+            key(dynamic: name)
+            int(count)
+        }
+        endObject()
+    }
+
+    private mutating func integers(_ values: [Int64]) {
+        beginArray()
+        for value in values { int(value) }
+        endArray()
+    }
+
+    private mutating func activity(_ value: WireReply.Activity) {
+        beginObject()
+        field("startedAt", value.startedAt)
+        field("uptimeMilliseconds", value.uptimeMilliseconds)
+        key("requests")
+        beginObject()
+        for (op, codes) in value.requests.sorted(by: { $0.key < $1.key }) {
+            key(dynamic: op)
+            counters(codes)
+        }
+        endObject()
+        key("latencyBoundsMicroseconds")
+        integers(value.latencyBoundsMicroseconds)
+        key("latency")
+        beginObject()
+        for (op, buckets) in value.latency.sorted(by: { $0.key < $1.key }) {
+            key(dynamic: op)
+            integers(buckets)
+        }
+        endObject()
+        field("eventsPublished", value.eventsPublished)
+        field("batches", value.batches)
+        field("storeErrors", value.storeErrors)
         endObject()
     }
 }

@@ -42,6 +42,47 @@ public struct WireReply: Codable, Sendable, Hashable {
         }
     }
 
+    /// For `stats`: what the answering daemon did since it started (one daemon's share when
+    /// several serve one database). Counters only grow; a reader takes rates and percentiles
+    /// from the difference between two replies, as Prometheus does with its counters.
+    public struct Activity: Codable, Sendable, Hashable {
+        /// When the daemon started.
+        public var startedAt: Date
+        /// How long it has run, in milliseconds.
+        public var uptimeMilliseconds: Int64
+        /// Requests answered, by operation (`unknown` when the request named none that exists)
+        /// and by outcome: `ok` or the error code.
+        public var requests: [String: [String: Int64]]
+        /// The upper bounds of the latency buckets, in microseconds; a last, unbounded bucket
+        /// follows them.
+        public var latencyBoundsMicroseconds: [Int64]
+        /// Requests answered by operation and latency bucket (from receipt to reply sent):
+        /// one count per bucket of ``latencyBoundsMicroseconds``, then the unbounded one.
+        public var latency: [String: [Int64]]
+        /// Events published on the events socket.
+        public var eventsPublished: Int64
+        /// Store transactions (group commits) run.
+        public var batches: Int64
+        /// Store operations that failed (each answered with `storage_error`).
+        public var storeErrors: Int64
+
+        /// Creates the figures.
+        public init(
+            startedAt: Date, uptimeMilliseconds: Int64, requests: [String: [String: Int64]],
+            latencyBoundsMicroseconds: [Int64], latency: [String: [Int64]], eventsPublished: Int64, batches: Int64,
+            storeErrors: Int64
+        ) {
+            self.startedAt = startedAt
+            self.uptimeMilliseconds = uptimeMilliseconds
+            self.requests = requests
+            self.latencyBoundsMicroseconds = latencyBoundsMicroseconds
+            self.latency = latency
+            self.eventsPublished = eventsPublished
+            self.batches = batches
+            self.storeErrors = storeErrors
+        }
+    }
+
     public var v: Int = 1
     public var id: RequestID?
     public var ok: Bool
@@ -68,6 +109,10 @@ public struct WireReply: Codable, Sendable, Hashable {
     /// For `stats`: how long the quote first in line has waited, in milliseconds; absent when
     /// none waits.
     public var oldestWaitMilliseconds: Int64?
+    /// For `stats`: active mechanics by availability, `{"busy":2,"free":5}`.
+    public var mechanicCounts: [String: Int]?
+    /// For `stats`: what the answering daemon did since it started.
+    public var activity: Activity?
 
     /// A successful reply to request `id`.
     public static func success(_ id: RequestID?) -> WireReply {

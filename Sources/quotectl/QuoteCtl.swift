@@ -18,7 +18,7 @@ struct QuoteCtl: ParsableCommand {
             """,
         subcommands: [
             Submit.self, Get.self, List.self, Resolve.self, Book.self, Complete.self, Cancel.self, Mechanics.self,
-            Services.self, Stats.self, Ping.self, Watch.self, Waiting.self, Keygen.self,
+            Services.self, Stats.self, Top.self, Ping.self, Watch.self, Waiting.self, Keygen.self,
         ]
     )
 

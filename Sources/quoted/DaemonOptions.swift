@@ -36,6 +36,10 @@ struct DaemonOptions: ParsableArguments {
         help:
             "Store in PostgreSQL instead of SQLite: postgresql://user:password@host:5432/quoted; $QUOTED_POSTGRES_URL.")
     var postgres: String?
+    @Option(
+        name: .customLong("metrics"),
+        help: "Serve /metrics (Prometheus), /healthz and /readyz over HTTP on HOST:PORT, e.g. 127.0.0.1:9464.")
+    var metrics: String?
 
     /// Flags, then `QUOTED_*` environment variables, then the file.
     func reader() async throws -> ConfigReader {
@@ -56,6 +60,7 @@ struct DaemonOptions: ParsableArguments {
         put("retention.minimumEvents", retentionEvents.map { .int($0) })
         put("security.serverKey", serverKey.map { .string($0) })
         put("security.clientsDirectory", clientsDirectory.map { .string($0) })
+        put("metrics.listen", metrics.map { .string($0) })
         // The flag, else the short environment variable; QUOTED_STORE_POSTGRES_URL and the
         // file's store.postgres.url come after.
         put(

@@ -4,11 +4,13 @@ import Foundation
 import Logging
 import QuoteCore
 import QuoteDaemon
+import QuoteMetricsServer
 import QuoteRules
 import QuoteStore
 import QuoteStorePostgres
 import QuoteStoreSQLite
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// Runs the daemon in the foreground until SIGTERM or SIGINT.
@@ -21,9 +23,14 @@ struct Serve: AsyncParsableCommand {
         let (level, logger) = Startup.bootstrapLogging()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
 
+        let listening = Mutex<CommandServer?>(nil)
+        let observability = Observability(listen: daemon.metricsListen, store: daemon.store, logger: logger) {
+            listening.withLock { $0 }?.isListening ?? false
+        }
         let server = CommandServer(
             configuration: daemon.configuration, access: daemon.access, store: daemon.store, catalog: daemon.catalog,
-            logger: logger, notifier: daemon.notifier)
+            logger: logger, notifier: daemon.notifier, metrics: observability.metrics)
+        listening.withLock { $0 = server }
         let reload = ReloadService(logger: logger) {
             await Startup.reload(
                 options: options, current: daemon.configuration, access: daemon.access, store: daemon.store,
@@ -34,6 +41,7 @@ struct Serve: AsyncParsableCommand {
         var services: [any ServiceLifecycle.Service] = [
             server, reload, PruneService(store: daemon.store, logger: logger),
         ]
+        if let metricsServer = observability.server { services.append(metricsServer) }
         if let trigger = daemon.sqlite?.checkpointTrigger {
             services.append(
                 CheckpointService(path: daemon.configuration.databasePath, trigger: trigger, logger: logger))
@@ -76,6 +84,8 @@ struct Startup {
     let sqlite: SQLiteQuoteStore?
     let catalog: LiveCatalog
     let notifier: SystemdNotifier
+    /// Where `/metrics`, `/healthz` and `/readyz` are served; `nil` for none.
+    var metricsListen: MetricsServer.Configuration? = nil
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
     static func bootstrapLogging() -> (SharedLogLevel, Logger) {
@@ -92,6 +102,7 @@ struct Startup {
         var postgresConfiguration: PostgresQuoteStore.Configuration?
         let catalog: Catalog
         var access: AccessControl?
+        let metricsListen: MetricsServer.Configuration?
         do {
             let reader = try await options.reader()
             configuration = try DaemonConfiguration(reader: reader)
@@ -103,6 +114,7 @@ struct Startup {
                 access = try AccessControl(serverKeyFile: serverKey, clientsDirectory: clients, logger: logger)
             }
             storeConfiguration = try SQLiteQuoteStore.Configuration(reader: reader.scoped(to: "store.sqlite"))
+            metricsListen = try MetricsServer.Configuration(reader: reader.scoped(to: "metrics"))
             level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
             catalog = try CatalogLoader.load(configuration.catalogFile)
         } catch {
@@ -121,9 +133,11 @@ struct Startup {
         let notifier = SystemdNotifier()
         if var postgres = postgresConfiguration {
             postgres.retention = storeConfiguration.retention
-            return try await openPostgres(
+            var startup = try await openPostgres(
                 postgres, configuration: configuration, access: access, catalog: catalog, notifier: notifier,
                 logger: logger)
+            startup.metricsListen = metricsListen
+            return startup
         }
         let store: SQLiteQuoteStore
         do {
@@ -156,7 +170,7 @@ struct Startup {
             ])
         return Startup(
             configuration: configuration, access: access, store: store, sqlite: store, catalog: LiveCatalog(catalog),
-            notifier: notifier)
+            notifier: notifier, metricsListen: metricsListen)
     }
 
     /// Logs each booking invariant the store finds broken (repaired only by `quoted repair`).

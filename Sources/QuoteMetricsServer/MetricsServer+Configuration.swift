@@ -1,0 +1,53 @@
+public import Configuration
+
+extension MetricsServer {
+    /// Where the metrics are served, read from the `metrics` section.
+    ///
+    /// Keys (file key / environment variable / flag of `quoted`):
+    /// - `metrics.listen` / `QUOTED_METRICS_LISTEN` / `--metrics`: `HOST:PORT` to serve
+    ///   `/metrics`, `/healthz` and `/readyz` on (an IPv6 host in brackets, `[::1]:9464`; port 0
+    ///   picks a free one, logged as "metrics listening"). Unset: no HTTP server, and the
+    ///   metrics cost nothing.
+    public struct Configuration: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+
+        /// Serving on `host:port`.
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Reads `listen` from `reader` (scoped to `metrics`); `nil` when it is unset or empty.
+        public init?(reader: ConfigReader) throws(MetricsConfigurationError) {
+            guard let listen = reader.string(forKey: "listen"), !listen.isEmpty else { return nil }
+            try self.init(listen: listen)
+        }
+
+        /// Parses `HOST:PORT`.
+        public init(listen: String) throws(MetricsConfigurationError) {
+            guard let colon = listen.lastIndex(of: ":") else {
+                throw MetricsConfigurationError(value: listen, reason: "expected HOST:PORT, like 127.0.0.1:9464")
+            }
+            var host = String(listen[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else {
+                throw MetricsConfigurationError(value: listen, reason: "the host is missing (127.0.0.1:9464)")
+            }
+            guard let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
+                throw MetricsConfigurationError(value: listen, reason: "the port must be a number from 0 to 65535")
+            }
+            self.init(host: host, port: port)
+        }
+    }
+}
+
+/// A `metrics.listen` that cannot be used, with why.
+public struct MetricsConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The value as given.
+    public let value: String
+    /// What is wrong with it.
+    public let reason: String
+
+    public var description: String { "invalid configuration: metrics.listen: \"\(value)\": \(reason)" }
+}
