@@ -201,7 +201,7 @@ private func waitUntil(_ instant: ContinuousClock.Instant) {
 
 /// Waits until `condition` holds, woken by `progress` (each client's answers signal it), at
 /// most `timeout`; whether it did.
-private func waitFor(_ progress: DispatchSemaphore, timeout: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
+func waitFor(_ progress: DispatchSemaphore, timeout: Duration = .seconds(60), _ condition: () -> Bool) -> Bool {
     let deadline = DispatchTime.now() + .milliseconds(Int(timeout.components.seconds * 1_000))
     while !condition() {
         guard progress.wait(timeout: deadline) == .success else { return condition() }
