@@ -271,6 +271,7 @@ let package = Package(
             dependencies: [
                 "QuoteCore",
                 "QuoteDaemon",
+                "QuoteMetricsServer",
                 "QuoteRules",
                 "QuoteStore",
                 "QuoteStoreSQLite",

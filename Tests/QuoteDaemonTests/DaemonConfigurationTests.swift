@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import QuoteCore
 import QuoteDaemon
+import QuoteMetricsServer
 import QuoteStore
 import QuoteStoreSQLite
 import SystemPackage
@@ -31,6 +32,22 @@ struct DaemonConfigurationTests {
         #expect(store.synchronousFull)
         #expect(store.backgroundCheckpointPages == 128)
         #expect(store.busyTimeout == .seconds(5))
+    }
+
+    @Test(
+        "metrics.listen takes HOST:PORT and names what is wrong with anything else",
+        arguments: [
+            ("127.0.0.1:9464", "127.0.0.1", 9464), ("[::1]:0", "::1", 0), ("0.0.0.0:80", "0.0.0.0", 80),
+        ])
+    func metricsListen(listen: String, host: String, port: Int) throws {
+        #expect(try MetricsServer.Configuration(listen: listen) == MetricsServer.Configuration(host: host, port: port))
+    }
+
+    @Test(
+        "a metrics.listen without a host or a valid port is refused",
+        arguments: ["9464", ":9464", "host:http", "h:70000"])
+    func invalidMetricsListen(listen: String) {
+        #expect(throws: MetricsConfigurationError.self) { try MetricsServer.Configuration(listen: listen) }
     }
 
     @Test(
@@ -156,6 +173,8 @@ struct DaemonConfigurationTests {
         #expect(store.synchronousFull)
         #expect(store.backgroundCheckpointPages == 128)
         #expect(store.busyTimeout == .seconds(5))
+        let metrics = try #require(try MetricsServer.Configuration(reader: reader.scoped(to: "metrics")))
+        #expect(metrics == MetricsServer.Configuration(host: "127.0.0.1", port: 9464))
     }
 
     @Test(

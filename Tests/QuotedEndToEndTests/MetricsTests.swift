@@ -79,6 +79,32 @@ struct MetricsTests {
         #expect((scrape.value("quoted_commit_duration_seconds_count") ?? 0) >= 1)
         #expect((scrape.value("process_resident_memory_bytes") ?? 0) > 1_000_000)
         #expect((scrape.value("process_cpu_seconds_total") ?? 0) > 0)
+
+        // The Grafana dashboard in deploy/ queries only what quoted exports.
+        let names = Set(scrape.samples.map(\.name))
+        for metric in try Self.dashboardMetrics() {
+            #expect(names.contains(metric), "deploy/grafana/quoted-dashboard.json queries \(metric), not exported")
+        }
+    }
+
+    /// Every metric name in the dashboard's queries.
+    static func dashboardMetrics() throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let data = try Data(contentsOf: root.appendingPathComponent("deploy/grafana/quoted-dashboard.json"))
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        var metrics: Set<String> = []
+        for panel in panels {
+            for target in panel["targets"] as? [[String: Any]] ?? [] {
+                let expression = target["expr"] as? String ?? ""
+                for match in expression.matches(of: /\b(quoted|process)_[a-z_]+/) {
+                    metrics.insert(String(match.output.0))
+                }
+            }
+        }
+        #expect(metrics.count >= 10)
+        return metrics
     }
 
     @Test("A metrics.listen that is not HOST:PORT stops start-up, naming the key")
