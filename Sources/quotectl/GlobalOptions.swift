@@ -61,8 +61,12 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// Runs `body` with a client of the command endpoint.
-    func run(_ body: (borrowing CommandClient, inout Output) throws(ClientError) -> Void) throws {
+    /// Runs `body` with a client of the command endpoint; with `oneDaemon`, of the first
+    /// of several (for a command whose replies describe the daemon that answers).
+    func run(oneDaemon: Bool = false, _ body: (borrowing CommandClient, inout Output) throws(ClientError) -> Void)
+        throws
+    {
+        let endpoint = oneDaemon ? (CommandClient.endpoints(endpoint).first ?? endpoint) : endpoint
         try session { (context, output) throws(ClientError) in
             let client = try CommandClient(
                 context: context, endpoint: endpoint, timeout: replyTimeout, curve: try curve())

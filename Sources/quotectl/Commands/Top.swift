@@ -17,7 +17,8 @@ struct Top: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watch quoted live: requests/s, latency, errors, quotes, mechanics, events (q quits).",
         discussion: """
-            Rates and percentiles are over each refresh interval. --once prints one frame, with \
+            Rates and percentiles are over each refresh interval, for the daemon at --endpoint \
+            (the first, when several are given: each daemon counts the requests it answers). --once prints one frame, with \
             rates over one interval, and exits; --json prints one JSON object per refresh \
             (with --once, one). Colour follows NO_COLOR.
             """)
@@ -42,7 +43,8 @@ struct Top: ParsableCommand {
     private var period: Duration { .milliseconds(Int64(interval * 1_000)) }
 
     func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+        // Each daemon counts its own requests: with several endpoints, the first is watched.
+        try global.run(oneDaemon: true) { (client, output) throws(ClientError) in
             if once || global.json {
                 try stream(client, output)
             } else {

@@ -70,7 +70,9 @@ struct Bench {
         sync()
         let keys = point.curve ? try BenchKeys() : nil
         defer { keys?.remove() }
-        let arguments = (keys?.daemonArguments ?? []) + (point.postgres.map { ["--postgres", $0] } ?? [])
+        let arguments =
+            (keys?.daemonArguments ?? []) + (point.postgres.map { ["--postgres", $0] } ?? [])
+            + (point.metrics ? ["--metrics", "127.0.0.1:0"] : [])
         let daemon = try BenchDaemon(executable: executable, mechanics: point.mechanics, arguments: arguments)
         var pointFactory = factory
         pointFactory.wait = point.wait

@@ -47,6 +47,11 @@ struct LoadBench: ParsableCommand {
             "Also measure the point on PostgreSQL at this URL (a database for the benchmark alone), after SQLite, with each of --daemons."
     )
     var postgres: String?
+    @Option(
+        help:
+            "Measure the point with metrics off and on (quoted --metrics 127.0.0.1:0), alternated, this many rounds of each."
+    )
+    var compareMetrics = 0
     @Option(help: "Daemons sharing the PostgreSQL database, comma-separated counts: every client connects to all.")
     var daemons = "1"
     @Option(help: "Run a series instead of one point.") var scaling: Series?
@@ -85,6 +90,14 @@ struct LoadBench: ParsableCommand {
                 var secured = point
                 secured.curve = true
                 try bench.measure(secured, label: "\(point.workload) --curve")
+            }
+            // Off, on, on, off, off, on...: a drift of the machine over the run weighs on both.
+            for round in stride(from: 1, through: compareMetrics, by: 1) {
+                for metrics in round % 2 == 1 ? [false, true] : [true, false] {
+                    var measured = point
+                    measured.metrics = metrics
+                    try bench.measure(measured, label: "\(point.workload) metrics \(metrics ? "on" : "off") #\(round)")
+                }
             }
             if let postgres {
                 for count in Self.numbers(daemons).map(Int.init) where count >= 1 {
@@ -127,4 +140,6 @@ struct Point {
     var postgres: String?
     /// Daemons on that database, every client connected to all of them.
     var daemons = 1
+    /// quoted serves its metrics over HTTP (`--metrics 127.0.0.1:0`).
+    var metrics = false
 }
