@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "quotectl", targets: ["quotectl"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "QuoteCore", targets: ["QuoteCore"]),
+        .library(name: "QuoteClient", targets: ["QuoteClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -144,7 +145,7 @@ let package = Package(
         // MARK: Client
         .target(
             name: "QuoteClient",
-            dependencies: ["ZeroMQ", "QuoteWire"],
+            dependencies: ["ZeroMQ", "QuoteCore", "QuoteWire"],
             swiftSettings: swiftSettings
         ),
 
@@ -258,7 +259,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuoteClientTests",
-            dependencies: ["QuoteClient"],
+            dependencies: ["QuoteClient", "QuoteCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -287,7 +288,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuotedEndToEndTests",
-            dependencies: ["ZeroMQ", "TestSupport"],
+            dependencies: ["ZeroMQ", "TestSupport", "QuoteClient", "QuoteCore", "QuoteWire"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

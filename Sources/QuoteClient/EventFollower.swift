@@ -80,11 +80,12 @@ public struct EventFollower: ~Copyable {
         self.sequencer = EventSequencer(since: since)
     }
 
-    /// Hands every event, in `seq` order, exactly once, to `deliver`, until it returns `false`.
-    /// `notice` hears about connections and replays. Throws only when quoted cannot be reached
-    /// at the start (to learn where "now" is) or a reply cannot be read.
+    /// Hands every event, in `seq` order, exactly once, to `deliver`, until it returns `false`
+    /// or `isStopped` (asked at least every ``Options/idleCheck``) returns `true`. `notice`
+    /// hears about connections and replays. Throws only when quoted cannot be reached at the
+    /// start (to learn where "now" is) or a reply cannot be read.
     public mutating func run(
-        deliver: (WireEvent) -> Bool, notice: (Notice) -> Void
+        deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, isStopped: () -> Bool = { false }
     ) throws(ClientError) {
         // Where the stream stands now: the start for "from now on", the end of the first replay.
         let lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
@@ -98,7 +99,7 @@ public struct EventFollower: ~Copyable {
         let monitorIndex = poller.register(monitor)
         let clock = ContinuousClock()
         var lastHeard = clock.now
-        while true {
+        while !isStopped() {
             let ready: Int
             do {
                 ready = try poller.poll(timeout: options.idleCheck)

@@ -6,6 +6,8 @@ import ZeroMQ
 struct Client: ~Copyable {
     let socket: Socket
     let isReq: Bool
+    /// Requests not yet answered, for the contract log.
+    private let pending = PendingRequests()
 
     init(_ context: Context, endpoint: String, type: SocketType = .dealer, curve: CurveKeys? = nil) throws {
         let socket = try Socket(context, type: type)
@@ -26,6 +28,7 @@ struct Client: ~Copyable {
 
     /// Sends one raw body frame in the protocol's envelope.
     func sendRaw(_ body: [UInt8]) throws {
+        pending.sent(body)
         if isReq {
             try socket.send(body)
         } else {
@@ -37,7 +40,11 @@ struct Client: ~Copyable {
     func receive() throws -> [String: Any] {
         let message = try #require(try socket.receiveMultipart())
         let body = try #require(message.frames.last)
-        return try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        let reply = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        if let request = pending.answered() {
+            ContractLog.exchange(request: request, reply: body, answeredWith: reply.errorCode)
+        }
+        return reply
     }
 
     /// One request, one reply.
@@ -68,6 +75,7 @@ struct Subscriber: ~Copyable {
         guard try poller.poll(timeout: timeout) > 0, let message = try socket.receiveMultipart(dontWait: true) else {
             return nil
         }
+        ContractLog.event(message.frames[1])
         let body = try JSONSerialization.jsonObject(with: Data(message.frames[1])) as? [String: Any] ?? [:]
         return (String(decoding: message.frames[0], as: UTF8.self), body)
     }

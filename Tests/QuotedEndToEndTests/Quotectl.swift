@@ -31,8 +31,17 @@ extension Binaries {
     static func run(
         _ name: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
     ) throws -> ProcessOutput {
+        try run(absolute: path(name), arguments, environment: environment, stdin: stdin)
+    }
+
+    /// Runs the program at `executable` to completion, as ``run(_:_:environment:stdin:)`` does.
+    static func run(
+        absolute executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String? = nil
+    ) throws -> ProcessOutput {
+        let name = URL(fileURLWithPath: executable).lastPathComponent
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path(name))
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")

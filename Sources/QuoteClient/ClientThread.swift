@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// The one thread that owns a ``Quoted``'s ZeroMQ context and DEALER socket (a socket never
+/// crosses threads): async calls queue jobs here and are resumed with what the job returned.
+/// Jobs run one at a time, in order.
+final class ClientThread: Sendable {
+    typealias Job = @Sendable (borrowing CommandClient) -> Void
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var stopping = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let available = DispatchSemaphore(value: 0)
+
+    /// Starts the thread, which makes its client with `connect`; throws what that threw.
+    init(name: String, connect: @escaping @Sendable (Context) throws(ClientError) -> CommandClient) throws(ClientError)
+    {
+        let started = DispatchSemaphore(value: 0)
+        let failure = Mutex<ClientError?>(nil)
+        let thread = Thread { [self] in
+            let context: Context
+            let client: CommandClient
+            do {
+                context = try Context()
+            } catch {
+                failure.withLock { $0 = ClientError(.internal, "cannot start ZeroMQ: \(error)") }
+                started.signal()
+                return
+            }
+            do throws(ClientError) {
+                client = try connect(context)
+            } catch {
+                failure.withLock { $0 = error }
+                started.signal()
+                return
+            }
+            started.signal()
+            work(client)
+            _ = consume client
+            _ = context
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private func work(_ client: borrowing CommandClient) {
+        while true {
+            available.wait()
+            let (jobs, stop) = queue.withLock { queue in
+                defer { queue.jobs = [] }
+                return (queue.jobs, queue.stopping)
+            }
+            for job in jobs { job(client) }
+            if stop { return }
+        }
+    }
+
+    /// Runs `body` with the client, on the thread, and returns what it returned.
+    func run<T: Sendable>(_ body: @escaping @Sendable (borrowing CommandClient) throws(ClientError) -> T)
+        async throws(ClientError) -> T
+    {
+        let result: Result<T, ClientError> = await withCheckedContinuation { continuation in
+            let accepted = queue.withLock { queue in
+                guard !queue.stopping else { return false }
+                queue.jobs.append { client in
+                    do throws(ClientError) {
+                        continuation.resume(returning: .success(try body(client)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
+                return true
+            }
+            if accepted {
+                available.signal()
+            } else {
+                continuation.resume(returning: .failure(ClientError(.usage, "the client is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Ends the thread after the jobs queued so far; its socket and context close with it.
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        available.signal()
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import QuoteCore
+public import QuoteWire
+
+/// An async client of quoted, for Swift integrators: requests over the command socket with a
+/// timeout each, retried where that is safe, and a gap-free stream of events.
+///
+/// ```swift
+/// let quoted = try Quoted(.init(endpoints: ["tcp://127.0.0.1:5555"], events: ["tcp://127.0.0.1:5556"]))
+/// let submission = try SubmissionBuilder()
+///     .customer(name: "John Lee", email: "john.lee@example.com", address: "12 Elm Street")
+///     .car(make: "Toyota", model: "Camry", year: 2015, trim: "LE")
+///     .service("Oil Change")
+///     .book()
+///     .build()
+/// let quote = try await quoted.submit(submission).quote
+/// for try await event in quoted.events(since: 0) { print(event.seq, event.type) }
+/// ```
+///
+/// Reads and submissions (sent with their idempotency key) are retried when no reply comes;
+/// `resolve`, `book`, `complete` and `cancel` are not, since a lost reply leaves it unknown
+/// whether they were applied: their ``QuotedError/Code/timedOut`` says to read the quote.
+/// Requests from one `Quoted` go one at a time, on a thread of its own that owns the socket;
+/// use several for parallel requests. With several endpoints (daemons sharing one database)
+/// requests go to those connected, in turn.
+public final class Quoted: Sendable {
+    /// Where quoted is and how to talk to it.
+    public struct Configuration: Sendable {
+        /// Command endpoints: one daemon's, or those of several sharing a database.
+        public var endpoints: [String]
+        /// Event endpoints, for ``Quoted/events(since:)``: every daemon publishes every event.
+        public var events: [String]
+        /// How long to wait for each reply.
+        public var timeout: Duration
+        /// How many times a safe request is sent again after a timeout.
+        public var retries: Int
+        /// CURVE keys, for a quoted with `security`.
+        public var curve: CurveCredentials?
+
+        /// quoted's defaults: `tcp://127.0.0.1:5555` and `:5556`, 5 s, 3 retries, plaintext.
+        public init(
+            endpoints: [String] = ["tcp://127.0.0.1:5555"], events: [String] = ["tcp://127.0.0.1:5556"],
+            timeout: Duration = .seconds(5), retries: Int = 3, curve: CurveCredentials? = nil
+        ) {
+            self.endpoints = endpoints
+            self.events = events
+            self.timeout = timeout
+            self.retries = retries
+            self.curve = curve
+        }
+    }
+
+    /// What a write came to.
+    public struct Outcome: Sendable, Hashable {
+        /// The quote as the write left it.
+        public var quote: WireQuote
+        /// A submission sent again with the same idempotency key: the first one's quote.
+        public var replayed: Bool
+        /// The quote waits in line for a mechanic, at this place (1: next served).
+        public var waitPosition: Int?
+        /// A submission with `book` whose booking failed: the quote stays ready, and why.
+        public var bookingError: WireError?
+    }
+
+    public let configuration: Configuration
+    private let thread: ClientThread
+
+    /// Connects (in the background: a daemon that is not up yet is waited for, up to each
+    /// request's timeout).
+    public init(_ configuration: Configuration = Configuration()) throws(QuotedError) {
+        guard !configuration.endpoints.isEmpty else { throw QuotedError(.usage, "no command endpoint") }
+        self.configuration = configuration
+        do {
+            thread = try ClientThread(name: "quoted-client") { (context) throws(ClientError) in
+                try CommandClient(
+                    context: context, endpoint: configuration.endpoints.joined(separator: ","),
+                    timeout: configuration.timeout, curve: configuration.curve)
+            }
+        } catch {
+            throw QuotedError(error)
+        }
+    }
+
+    deinit { thread.stop() }
+
+    // MARK: Writes
+
+    /// Submits a quote; retried with its idempotency key until a reply comes, so it is created
+    /// once whatever was lost on the way.
+    public func submit(_ submission: QuoteSubmission) async throws(QuotedError) -> Outcome {
+        var request = WireRequest(op: .submit)
+        request.customer = submission.submission.customer
+        request.car = submission.submission.car
+        request.services = submission.submission.services
+        request.mechanic = submission.submission.mechanic
+        request.coupon = submission.submission.coupon
+        request.idempotencyKey = submission.idempotencyKey
+        switch submission.booking {
+        case .none: break
+        case .book: request.book = true
+        case .bookOrWait:
+            request.book = true
+            request.wait = true
+        }
+        return try Self.outcome(try await send(request, retry: true))
+    }
+
+    /// Books a ready quote: with `mechanic`, that one; with `wait`, waits in line when no one
+    /// (or not that one) is free.
+    public func book(_ quote: Int64, mechanic: String? = nil, wait: Bool = false) async throws(QuotedError)
+        -> Outcome
+    {
+        var request = WireRequest(op: .book)
+        request.quoteId = quote
+        request.mechanic = mechanic
+        if wait { request.wait = true }
+        return try Self.outcome(try await send(request, retry: false))
+    }
+
+    /// Completes a booked quote: the outcome's quote has its receipt.
+    public func complete(_ quote: Int64) async throws(QuotedError) -> Outcome {
+        var request = WireRequest(op: .complete)
+        request.quoteId = quote
+        return try Self.outcome(try await send(request, retry: false))
+    }
+
+    /// Cancels a quote (any state but completed).
+    public func cancel(_ quote: Int64, reason: String? = nil) async throws(QuotedError) -> Outcome {
+        var request = WireRequest(op: .cancel)
+        request.quoteId = quote
+        request.reason = reason
+        return try Self.outcome(try await send(request, retry: false))
+    }
+
+    // MARK: Reads
+
+    /// A quote, with the states it went through, oldest first.
+    public func quote(_ id: Int64) async throws(QuotedError) -> (quote: WireQuote, history: [WireReply.HistoryStep]) {
+        var request = WireRequest(op: .get)
+        request.quoteId = id
+        let reply = try await send(request, retry: true)
+        guard let quote = reply.quote else { throw QuotedError(.internal, "quoted's reply to get has no quote") }
+        return (quote, reply.history ?? [])
+    }
+
+    /// Quotes in `state` (all when `nil`), by increasing id after `after`, at most `limit`.
+    public func quotes(state: String? = nil, after: Int64? = nil, limit: Int = 100) async throws(QuotedError)
+        -> [WireQuote]
+    {
+        var request = WireRequest(op: .list)
+        request.state = state
+        request.after = after
+        request.limit = limit
+        return try await send(request, retry: true).quotes ?? []
+    }
+
+    /// Quotes by state, mechanics busy and free, the log's last `seq`, the daemon's activity.
+    public func stats() async throws(QuotedError) -> WireReply {
+        try await send(WireRequest(op: .stats), retry: true)
+    }
+
+    /// The log's last `seq`; throws when quoted does not answer, or its store is down.
+    public func ping() async throws(QuotedError) -> Int64 {
+        let reply = try await send(WireRequest(op: .ping), retry: true)
+        guard reply.store != "down" else {
+            throw QuotedError(.refused, "quoted answers, but its store is down: \(reply.storeError ?? "no answer")")
+        }
+        return reply.lastSeq ?? 0
+    }
+
+    /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
+    /// only with `retry` (safe for reads, and for a submit with an idempotency key).
+    public func send(_ request: WireRequest, retry: Bool) async throws(QuotedError) -> WireReply {
+        let attempts = retry ? max(0, configuration.retries) + 1 : 1
+        var last = QuotedError(.timedOut, "no reply from quoted")
+        for _ in 0..<attempts {
+            do {
+                return try await thread.run { (client) throws(ClientError) in try client.checked(request) }
+            } catch  where error.code == .unreachable {
+                last = QuotedError(error)
+            } catch {
+                throw QuotedError(error)
+            }
+        }
+        if !retry && request.op.flatMap(Operation.init(rawValue:))?.isWrite == true {
+            throw QuotedError(
+                .timedOut, "\(last.message); it may or may not have been applied: read the quote to know")
+        }
+        throw last
+    }
+
+    private static func outcome(_ reply: WireReply) throws(QuotedError) -> Outcome {
+        guard let quote = reply.quote else { throw QuotedError(.internal, "quoted's reply has no quote") }
+        return Outcome(
+            quote: quote, replayed: reply.replayed ?? false, waitPosition: reply.waitPosition,
+            bookingError: reply.bookingError)
+    }
+}

@@ -1,0 +1,84 @@
+public import QuoteCore
+public import QuoteWire
+
+/// Why a ``Quoted`` call failed: a refusal by quoted (with its code and every problem it
+/// returned), a submission the builder found wrong before sending, no answer in time, or a
+/// client-side fault. Codes can grow; switch on ``code`` with a default.
+public struct QuotedError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: Hashable, Sendable { case refused, invalidSubmission, timedOut, usage, `internal` }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// quoted answered with an error; ``QuotedError/refusal`` has its code and problems.
+        public static let refused = Code(.refused)
+        /// ``SubmissionBuilder/build()`` found problems; nothing was sent.
+        public static let invalidSubmission = Code(.invalidSubmission)
+        /// No reply in time, retries included. A write other than `submit` may or may not have
+        /// been applied: read the quote to know.
+        public static let timedOut = Code(.timedOut)
+        /// An endpoint or a key that cannot be used.
+        public static let usage = Code(.usage)
+        /// Something that should not happen, such as a reply that cannot be read.
+        public static let `internal` = Code(.internal)
+
+        public var description: String {
+            switch base {
+            case .refused: "refused"
+            case .invalidSubmission: "invalid submission"
+            case .timedOut: "timed out"
+            case .usage: "usage"
+            case .internal: "internal"
+            }
+        }
+    }
+
+    public let code: Code
+    public let message: String
+    /// quoted's error, for ``Code/refused``: its `code` (`invalid_submission`,
+    /// `mechanic_busy`, ...), message and problems.
+    public let refusal: WireError?
+    /// Every problem found: the builder's, or those quoted returned.
+    public var problems: [Problem] { builderProblems ?? refusal?.problems ?? [] }
+    private let builderProblems: [Problem]?
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+        refusal = nil
+        builderProblems = nil
+    }
+
+    init(refusal: WireError) {
+        code = .refused
+        message = refusal.message
+        self.refusal = refusal
+        builderProblems = nil
+    }
+
+    init(problems: [Problem]) {
+        code = .invalidSubmission
+        message = "the submission has \(problems.count) problem\(problems.count == 1 ? "" : "s")"
+        refusal = nil
+        builderProblems = problems
+    }
+
+    /// The library's error for a failure of the synchronous client.
+    init(_ error: ClientError) {
+        if let refusal = error.refusal {
+            self.init(refusal: refusal)
+        } else if error.code == .unreachable {
+            self.init(.timedOut, error.message)
+        } else if error.code == .usage {
+            self.init(.usage, error.message)
+        } else {
+            self.init(.internal, error.message)
+        }
+    }
+
+    public var description: String {
+        let details = problems.map { "\n  - \($0.field): \($0.message)" }.joined()
+        return "\(refusal.map { $0.code.rawValue } ?? code.description): \(message)\(details)"
+    }
+}
