@@ -51,7 +51,10 @@ public struct CommandClient: ~Copyable {
     }
 
     /// Sends `request` and waits for its reply, or fails with ``ClientError/Code/unreachable``.
-    public func call(_ request: WireRequest) throws(ClientError) -> WireReply {
+    /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
+    /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
+    /// the repeats): a reply to any of the attempts is the answer.
+    public func call(_ request: WireRequest, retries: Int = 0) throws(ClientError) -> WireReply {
         var request = request
         let id = RequestID.string(UUID().uuidString)
         request.id = id
@@ -66,13 +69,21 @@ public struct CommandClient: ~Copyable {
             var poller = Poller()
             poller.register(socket)
             let clock = ContinuousClock()
-            let deadline = clock.now + timeout
+            var deadline = clock.now + timeout
+            var attemptsLeft = max(0, retries)
             while true {
                 let remaining = deadline - clock.now
                 guard remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
+                    if attemptsLeft > 0 {
+                        attemptsLeft -= 1
+                        try socket.send(multipart: [[], body])
+                        deadline = clock.now + timeout
+                        continue
+                    }
+                    let attempts = max(0, retries) + 1
                     throw ClientError(
                         .unreachable,
-                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))); \(hint)"
+                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : ""); \(hint)"
                     )
                 }
                 guard let message = try socket.receiveMultipart(dontWait: true), let frame = message.frames.last else {
@@ -84,7 +95,8 @@ public struct CommandClient: ~Copyable {
                 } catch {
                     throw ClientError(.internal, "quoted sent a reply that cannot be read: \(error)")
                 }
-                // A late reply to an earlier, timed-out request is not ours.
+                // A late reply to an earlier, timed-out request is not ours (one to an earlier
+                // attempt of this one is).
                 if reply.id == nil || reply.id == id { return reply }
             }
         } catch let error as ClientError {
@@ -94,9 +106,10 @@ public struct CommandClient: ~Copyable {
         }
     }
 
-    /// Like ``call(_:)``, but a refusal (`ok: false`) is thrown as ``ClientError/Code/refused``.
-    public func checked(_ request: WireRequest) throws(ClientError) -> WireReply {
-        let reply = try call(request)
+    /// Like ``call(_:retries:)``, but a refusal (`ok: false`) is thrown as
+    /// ``ClientError/Code/refused``.
+    public func checked(_ request: WireRequest, retries: Int = 0) throws(ClientError) -> WireReply {
+        let reply = try call(request, retries: retries)
         guard reply.ok else {
             throw ClientError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))
         }

@@ -171,22 +171,19 @@ public final class Quoted: Sendable {
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
     /// only with `retry` (safe for reads, and for a submit with an idempotency key).
     public func send(_ request: WireRequest, retry: Bool) async throws(QuotedError) -> WireReply {
-        let attempts = retry ? max(0, configuration.retries) + 1 : 1
-        var last = QuotedError(.timedOut, "no reply from quoted")
-        for _ in 0..<attempts {
-            do {
-                return try await thread.run { (client) throws(ClientError) in try client.checked(request) }
-            } catch  where error.code == .unreachable {
-                last = QuotedError(error)
-            } catch {
-                throw QuotedError(error)
+        let retries = retry ? max(0, configuration.retries) : 0
+        do {
+            return try await thread.run { (client) throws(ClientError) in try client.checked(request, retries: retries)
             }
-        }
-        if !retry && request.op.flatMap(Operation.init(rawValue:))?.isWrite == true {
+        } catch
+            where error.code == .unreachable && !retry
+            && request.op.flatMap(Operation.init(rawValue:))?.isWrite == true
+        {
             throw QuotedError(
-                .timedOut, "\(last.message); it may or may not have been applied: read the quote to know")
+                .timedOut, "\(error.message); it may or may not have been applied: read the quote to know")
+        } catch {
+            throw QuotedError(error)
         }
-        throw last
     }
 
     private static func outcome(_ reply: WireReply) throws(QuotedError) -> Outcome {

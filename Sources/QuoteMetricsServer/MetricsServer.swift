@@ -1,4 +1,4 @@
-public import Hummingbird
+import Hummingbird
 public import Logging
 public import Prometheus
 public import ServiceLifecycle

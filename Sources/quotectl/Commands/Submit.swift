@@ -35,6 +35,8 @@ struct Submit: ParsableCommand {
     @Flag(help: "Book a mechanic at once if the quote is ready.") var book = false
     @Flag(help: "With --book: when no mechanic is free, wait in line instead of being refused.") var wait = false
     @Option(help: "The idempotency key (default: a new random one).") var idempotencyKey: String?
+    @Option(help: "Times the submission is sent again, with its idempotency key, when no reply comes in time.")
+    var retries = 2
 
     func request() throws(ClientError) -> WireRequest {
         var request = WireRequest(op: .submit)
@@ -78,11 +80,13 @@ struct Submit: ParsableCommand {
 
     func validate() throws {
         if wait && !book { throw ValidationError("--wait applies only with --book") }
+        if !(0...100).contains(retries) { throw ValidationError("--retries must be between 0 and 100") }
     }
 
     func run() throws {
         try global.run { (client, output) throws(ClientError) in
-            let reply = try client.checked(request())
+            // A repeat under the same key is answered with the first quote: safe to retry.
+            let reply = try client.checked(request(), retries: retries)
             if output.json { return output.reply(reply) }
             guard let quote = reply.quote else { return }
             if reply.replayed == true {
