@@ -62,6 +62,7 @@ public final class Quoted: Sendable {
         public var bookingError: WireError?
     }
 
+    /// The endpoints, timeout and retries it was made with.
     public let configuration: Configuration
     private let thread: ClientThread
 

@@ -23,6 +23,7 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         /// Something that should not happen, such as a reply that cannot be read.
         public static let `internal` = Code(.internal)
 
+        /// The kind's name, for messages.
         public var description: String {
             switch base {
             case .refused: "refused"
@@ -34,7 +35,9 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The kind of failure.
     public let code: Code
+    /// What went wrong, for people: quoted's message for a refusal.
     public let message: String
     /// quoted's error, for ``Code/refused``: its `code` (`invalid_submission`,
     /// `mechanic_busy`, ...), message and problems.
@@ -77,6 +80,7 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The message, with quoted's code and every problem.
     public var description: String {
         let details = problems.map { "\n  - \($0.field): \($0.message)" }.joined()
         return "\(refusal.map { $0.code.rawValue } ?? code.description): \(message)\(details)"

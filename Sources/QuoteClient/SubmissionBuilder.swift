@@ -125,5 +125,6 @@ public struct QuoteSubmission: Sendable, Hashable {
     public let submission: Submission
     /// The key a retry is sent with: quoted answers a repeat with the first quote.
     public let idempotencyKey: String
+    /// Whether to book once priced, and whether to wait in line for a mechanic.
     public let booking: Booking
 }

@@ -9,7 +9,9 @@ extension MetricsServer {
     ///   picks a free one, logged as "metrics listening"). Unset: no HTTP server, and the
     ///   metrics cost nothing.
     public struct Configuration: Sendable, Hashable {
+        /// The address to bind: a host name, an IPv4 address, or an IPv6 one without brackets.
         public var host: String
+        /// The TCP port; 0 for any free one.
         public var port: Int
 
         /// Serving on `host:port`.
@@ -49,5 +51,6 @@ public struct MetricsConfigurationError: Error, Sendable, CustomStringConvertibl
     /// What is wrong with it.
     public let reason: String
 
+    /// The key, the value and the reason, as start-up logs them.
     public var description: String { "invalid configuration: metrics.listen: \"\(value)\": \(reason)" }
 }

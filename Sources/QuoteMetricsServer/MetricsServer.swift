@@ -45,6 +45,7 @@ public struct MetricsServer: ServiceLifecycle.Service {
         self.logger = logger
     }
 
+    /// Serves until graceful shutdown (or cancellation), then closes the listener.
     public func run() async throws {
         let router = Router()
         router.get("metrics") { [registry, process, beforeScrape] _, _ -> Response in

@@ -17,7 +17,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let database = Code(.database)
         /// Stored data could not be read back.
         public static let corrupt = Code(.corrupt)
-        /// Another writer held the lock past the busy timeout.
+        /// Another writer held the lock past the busy timeout, or (PostgreSQL) a deadlock or a
+        /// serialization conflict rolled the transaction back: nothing was applied; retry.
         public static let busy = Code(.busy)
         /// A setting of the store is invalid; the message names its key.
         public static let configuration = Code(.configuration)

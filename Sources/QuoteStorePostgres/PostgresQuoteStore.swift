@@ -115,6 +115,23 @@ public final class PostgresQuoteStore: QuoteStore {
     /// another daemon applied a different catalog, this one's replaces it, with a warning: the
     /// daemons still on the other price and dispatch differently until reloaded.
     public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
+        // Running daemons lock mechanics' rows as they book: a sync that meets them in a
+        // deadlock is rolled back by PostgreSQL, and runs again.
+        var attempt = 1
+        while true {
+            do {
+                return try await syncCatalogOnce(catalog)
+            } catch  where error.code == .busy && attempt < 5 {
+                logger.notice(
+                    "catalog sync rolled back by a conflict with another daemon's transaction; again",
+                    metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(50 * attempt))
+            }
+        }
+    }
+
+    private func syncCatalogOnce(_ catalog: Catalog) async throws(StoreError) {
         let fingerprint = catalog.fingerprint
         let logger = logger
         let previous = try await withConnection { connection throws(StoreError) -> (String, String)? in
@@ -197,15 +214,20 @@ public final class PostgresQuoteStore: QuoteStore {
         }
         let ids = catalog.mechanics.map(\.id.rawValue)
         try await run(connection, "UPDATE mechanics SET active = FALSE WHERE active AND NOT (id = ANY(\(ids)))")
-        // The whole roster in one statement: a roster may hold 100,000.
+        // The whole roster in one statement: a roster may hold 100,000. Only rows that differ
+        // are written (an upsert locks every row it meets): an unchanged roster, as when a
+        // daemon restarts, locks none of the rows running daemons book.
         let names = catalog.mechanics.map(\.name)
         let skills = catalog.mechanics.map(\.skill.rawValue)
         try await run(
             connection,
             """
             INSERT INTO mechanics (id, name, skill, active, quote_id, free_since)
-            SELECT id, name, skill, TRUE, NULL, 0 FROM unnest(\(ids)::bigint[], \(names)::text[], \(skills)::int[])
-                AS roster(id, name, skill)
+            SELECT roster.id, roster.name, roster.skill, TRUE, NULL, 0
+            FROM unnest(\(ids)::bigint[], \(names)::text[], \(skills)::int[]) AS roster(id, name, skill)
+            LEFT JOIN mechanics current ON current.id = roster.id
+            WHERE current.id IS NULL OR current.name <> roster.name OR current.skill <> roster.skill
+                OR NOT current.active
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, skill = excluded.skill, active = TRUE
             """)
     }
@@ -529,7 +551,11 @@ public final class PostgresQuoteStore: QuoteStore {
                 .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
             ]
             let unavailable = lost.contains(error.code) || state.hasPrefix("57P")
-            return StoreError(unavailable ? .unavailable : .database, "PostgreSQL: \(message) (SQLSTATE \(state))")
+            // A deadlock or a serialization failure: the transaction was rolled back, and may
+            // be run again.
+            let conflict = state == "40P01" || state == "40001"
+            return StoreError(
+                unavailable ? .unavailable : conflict ? .busy : .database, "PostgreSQL: \(message) (SQLSTATE \(state))")
         }
         return StoreError(.database, "PostgreSQL: \(error)")
     }

@@ -165,21 +165,11 @@ public final class PostgresCluster: Sendable {
 
     /// A TCP port free on loopback at this moment.
     private static func freePort() throws(ClusterError) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClusterError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+        do {
+            return try freeLoopbackPort()
+        } catch {
+            throw ClusterError("\(error)")
         }
-        guard bound else { throw ClusterError("cannot find a free port: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws(ClusterError) {

@@ -32,8 +32,12 @@ struct ActivityTotals: Sendable {
         }
         return WireReply.Activity(
             startedAt: startedAt, uptimeMilliseconds: Self.milliseconds(uptime), requests: requests,
-            latencyBoundsMicroseconds: bounds.map { Self.milliseconds($0 * 1_000) }, latency: latency,
+            latencyBoundsMicroseconds: bounds.map(Self.microseconds), latency: latency,
             eventsPublished: eventsPublished, batches: batches, storeErrors: storeErrors)
+    }
+
+    private static func microseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
     }
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
