@@ -74,15 +74,65 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Runs `body` with the library's async client (`Quoted`) of the command endpoints; a
+    /// safe request is sent again up to `retries` times when no reply comes. Prints failures
+    /// in words and exits with the documented status, as ``session(_:)`` does.
+    func withQuoted(retries: Int = 0, _ body: (Quoted, inout Output) async throws(ClientError) -> Void) async throws {
+        var output = Output(json: json)
+        do throws(ClientError) {
+            let configuration = Quoted.Configuration(
+                endpoints: CommandClient.endpoints(endpoint), events: CommandClient.endpoints(events),
+                timeout: replyTimeout, retries: retries, curve: try curve())
+            let quoted: Quoted
+            do {
+                quoted = try Quoted(configuration)
+            } catch {
+                throw ClientError(error)
+            }
+            try await body(quoted, &output)
+        } catch {
+            output.failure(error)
+            throw ExitCode(error.code.exitStatus)
+        }
+    }
+
     /// Sends a request about one quote and shows the quote it returns: as JSON, or as the
     /// quote view (with its history when the reply has one, and its receipt with `receipt`).
-    func showQuote(_ request: WireRequest, receipt: Bool = false) throws {
-        try run { (client, output) throws(ClientError) in
-            let reply = try client.checked(request)
+    func showQuote(_ request: WireRequest, receipt: Bool = false) async throws {
+        try await withQuoted { (quoted, output) throws(ClientError) in
+            let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
             guard let quote = reply.quote else { return }
             output.quote(quote, history: reply.history)
             if receipt, let details = quote.receipt { output.receipt(details) }
+        }
+    }
+}
+
+extension Quoted {
+    /// Sends `request` and returns its reply, a refusal or a timeout thrown as the CLI's
+    /// ``ClientError``; with `retry`, sent again as the configuration allows (reads, and a
+    /// submit with its idempotency key).
+    func checked(_ request: WireRequest, retry: Bool = false) async throws(ClientError) -> WireReply {
+        do {
+            return try await send(request, retry: retry)
+        } catch {
+            throw ClientError(error)
+        }
+    }
+}
+
+extension ClientError {
+    /// The CLI's error for a failure of the async client, with the same exit statuses.
+    init(_ error: QuotedError) {
+        if let refusal = error.refusal {
+            self.init(refusal: refusal)
+        } else if error.code == .timedOut {
+            self.init(.unreachable, error.message)
+        } else if error.code == .usage || error.code == .invalidSubmission {
+            self.init(.usage, error.description)
+        } else {
+            self.init(.internal, error.message)
         }
     }
 }

@@ -7,7 +7,7 @@ import KeyCommands
 
 /// `quotectl`: submit, inspect, resolve, book and watch quotes on a running quoted.
 @main
-struct QuoteCtl: ParsableCommand {
+struct QuoteCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quotectl",
         abstract: "Control and watch quoted, the quote-dispatch daemon.",
@@ -24,10 +24,10 @@ struct QuoteCtl: ParsableCommand {
 
     /// Starts with every signal unblocked (a parent's blocked mask is inherited through exec,
     /// which would make `kill` and Ctrl-C ignore a watcher), then runs the command.
-    static func main() {
+    static func main() async {
         var all = sigset_t()
         sigfillset(&all)
         sigprocmask(SIG_UNBLOCK, &all, nil)
-        main(nil)
+        await main(nil)
     }
 }

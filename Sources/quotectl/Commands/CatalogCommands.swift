@@ -5,7 +5,7 @@ import QuoteCore
 import QuoteWire
 
 /// `quotectl mechanics`: who can work, and who is busy with what.
-struct Mechanics: ParsableCommand {
+struct Mechanics: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List mechanics with their busy state.")
 
     @OptionGroup var global: GlobalOptions
@@ -18,12 +18,12 @@ struct Mechanics: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
             var request = WireRequest(op: .mechanics)
             request.free = free ? true : nil
             request.skill = skill
-            let reply = try client.checked(request)
+            let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
             output.table(
                 ["ID", "NAME", "SKILL", "STATUS", "QUOTE", "FREE SINCE"],
@@ -40,14 +40,14 @@ struct Mechanics: ParsableCommand {
 }
 
 /// `quotectl services`: the catalog's services and prices.
-struct Services: ParsableCommand {
+struct Services: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the catalog's services and prices.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            let reply = try client.checked(WireRequest(op: .services))
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
+            let reply = try await quoted.checked(WireRequest(op: .services))
             if output.json { return output.reply(reply) }
             output.table(
                 ["SERVICE", "MINIMUM SKILL", "PRICE"],
@@ -57,14 +57,14 @@ struct Services: ParsableCommand {
 }
 
 /// `quotectl stats`: quotes by state and the event log's position.
-struct Stats: ParsableCommand {
+struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Count quotes by state.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
-            let reply = try client.checked(WireRequest(op: .stats))
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
+            let reply = try await quoted.checked(WireRequest(op: .stats))
             if output.json { return output.reply(reply) }
             let counts = reply.counts ?? [:]
             var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
@@ -79,17 +79,17 @@ struct Stats: ParsableCommand {
 }
 
 /// `quotectl ping`: is quoted up, and how far is its event log.
-struct Ping: ParsableCommand {
+struct Ping: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check that quoted answers and its store is up (exit 69 when either is not).")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
             let clock = ContinuousClock()
             let start = clock.now
-            let reply = try client.checked(WireRequest(op: .ping))
+            let reply = try await quoted.checked(WireRequest(op: .ping))
             let elapsed = clock.now - start
             if output.json { return output.reply(reply) }
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
@@ -97,10 +97,10 @@ struct Ping: ParsableCommand {
             guard reply.store != "down" else {
                 throw ClientError(
                     .unreachable,
-                    "quoted at \(client.endpoint) answers, but its store is down (\(reply.storeError ?? "no answer")):"
+                    "quoted at \(global.endpoint) answers, but its store is down (\(reply.storeError ?? "no answer")):"
                         + " writes are refused with storage_error")
             }
-            output.line("quoted at \(client.endpoint) is up: last event #\(reply.lastSeq ?? 0), \(roundTrip)")
+            output.line("quoted at \(global.endpoint) is up: last event #\(reply.lastSeq ?? 0), \(roundTrip)")
         }
     }
 }

@@ -4,7 +4,7 @@ import QuoteCore
 import QuoteWire
 
 /// `quotectl list`: quotes, newest last, optionally by state, a page at a time.
-struct List: ParsableCommand {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List quotes, optionally by state.")
 
     @OptionGroup var global: GlobalOptions
@@ -24,13 +24,13 @@ struct List: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
             var request = WireRequest(op: .list)
             request.state = state
             request.limit = limit
             request.after = after
-            let reply = try client.checked(request)
+            let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
             let quotes = reply.quotes ?? []
             output.table(

@@ -5,21 +5,21 @@ import QuoteCore
 import QuoteWire
 
 /// `quotectl get ID`: one quote with its history.
-struct Get: ParsableCommand {
+struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a quote and its history.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The quote id.") var id: Int64
 
-    func run() throws {
+    func run() async throws {
         var request = WireRequest(op: .get)
         request.quoteId = id
-        try global.showQuote(request)
+        try await global.showQuote(request)
     }
 }
 
 /// `quotectl resolve ID`: support fills what a pending quote lacks, or sets a price.
-struct Resolve: ParsableCommand {
+struct Resolve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Resolve a pending quote: fill what was missing and/or set a manual price.")
 
@@ -33,7 +33,7 @@ struct Resolve: ParsableCommand {
     @Option(name: .customLong("service"), help: "Replace the services (repeat for several).")
     var services: [String] = []
 
-    func run() throws {
+    func run() async throws {
         var request = WireRequest(op: .resolve)
         request.quoteId = id
         request.price = price
@@ -42,12 +42,12 @@ struct Resolve: ParsableCommand {
         request.make = make
         request.model = model
         request.services = services.isEmpty ? nil : services
-        try global.showQuote(request)
+        try await global.showQuote(request)
     }
 }
 
 /// `quotectl book ID`: claims a free mechanic for a ready quote.
-struct Book: ParsableCommand {
+struct Book: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Book a mechanic for a ready quote.",
         discussion: """
@@ -62,32 +62,32 @@ struct Book: ParsableCommand {
     @Flag(help: "When no mechanic is free (or the one named is busy), wait in line instead of being refused.")
     var wait = false
 
-    func run() throws {
+    func run() async throws {
         var request = WireRequest(op: .book)
         request.quoteId = id
         request.mechanic = mechanic
         if wait { request.wait = true }
-        try global.showQuote(request)
+        try await global.showQuote(request)
     }
 }
 
 /// `quotectl complete ID`: the work is done; prints the receipt.
-struct Complete: ParsableCommand {
+struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Complete a booked quote, free its mechanic and print the receipt.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The quote id.") var id: Int64
 
-    func run() throws {
+    func run() async throws {
         var request = WireRequest(op: .complete)
         request.quoteId = id
-        try global.showQuote(request, receipt: true)
+        try await global.showQuote(request, receipt: true)
     }
 }
 
 /// `quotectl cancel ID`: cancels a quote in any state but completed.
-struct Cancel: ParsableCommand {
+struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Cancel a quote (any state but completed); frees its mechanic.")
 
@@ -95,16 +95,16 @@ struct Cancel: ParsableCommand {
     @Argument(help: "The quote id.") var id: Int64
     @Option(help: "Why, for the record.") var reason: String?
 
-    func run() throws {
+    func run() async throws {
         var request = WireRequest(op: .cancel)
         request.quoteId = id
         request.reason = reason
-        try global.showQuote(request)
+        try await global.showQuote(request)
     }
 }
 
 /// `quotectl waiting`: the wait-list, in the order quotes will be served.
-struct Waiting: ParsableCommand {
+struct Waiting: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the quotes waiting for a mechanic, next served first.")
 
@@ -117,11 +117,11 @@ struct Waiting: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+    func run() async throws {
+        try await global.withQuoted { (quoted, output) throws(ClientError) in
             var request = WireRequest(op: .waiting)
             request.limit = limit
-            let reply = try client.checked(request)
+            let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
             let now = Date()
             output.table(

@@ -5,7 +5,7 @@ import QuoteCore
 import QuoteWire
 
 /// `quotectl submit`: a new quote request, from flags or a JSON file.
-struct Submit: ParsableCommand {
+struct Submit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Submit a quote request.",
         discussion: """
@@ -83,10 +83,10 @@ struct Submit: ParsableCommand {
         if !(0...100).contains(retries) { throw ValidationError("--retries must be between 0 and 100") }
     }
 
-    func run() throws {
-        try global.run { (client, output) throws(ClientError) in
+    func run() async throws {
+        try await global.withQuoted(retries: retries) { (quoted, output) throws(ClientError) in
             // A repeat under the same key is answered with the first quote: safe to retry.
-            let reply = try client.checked(request(), retries: retries)
+            let reply = try await quoted.checked(request(), retry: true)
             if output.json { return output.reply(reply) }
             guard let quote = reply.quote else { return }
             if reply.replayed == true {
