@@ -11,7 +11,10 @@ import ZeroMQ
 
 @Suite("The command server in process")
 struct CommandServerTests {
-    @Test("it serves on port 0, answers, publishes, and stops through graceful shutdown", .timeLimit(.minutes(1)))
+    // Time limits guard against hangs only. They count from the test's start, and an async
+    // test waits for a thread of the cooperative pool (two here) while the end-to-end tests'
+    // blocking waits hold them: a whole run takes about two minutes, so three.
+    @Test("it serves on port 0, answers, publishes, and stops through graceful shutdown", .timeLimit(.minutes(3)))
     func servesAndShutsDown() async throws {
         try await Self.withServer { endpoints in
             #expect(endpoints.commands.hasPrefix("tcp://127.0.0.1:"))
@@ -25,7 +28,7 @@ struct CommandServerTests {
 
     @Test(
         "with batches of two, 600 pipelined requests are each answered once, in the order sent, and every event is published in sequence",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func smallBatchesKeepOrder() async throws {
         try await Self.withServer(["maxBatch": 2]) { endpoints in
             let context = try Context()

@@ -33,9 +33,12 @@ struct CheckpointServiceTests {
         return (store, before)
     }
 
+    // Time limits guard against hangs only. They count from the test's start, and an async
+    // test waits for a thread of the cooperative pool (two here) while the end-to-end tests'
+    // blocking waits hold them: a whole run takes about two minutes, so three.
     @Test(
         "the checkpoint service copies the log into the database file that the writer leaves alone",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func copiesTheLog() async throws {
         let directory = TemporaryDirectory()
         let (store, before) = try await Self.storeAfterWrites(in: directory, pages: 16, writerPages: 0)
@@ -63,7 +66,7 @@ struct CheckpointServiceTests {
 
     @Test(
         "with background checkpoints on and no service running, the writer still checkpoints past its threshold",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func writerBackstop() async throws {
         let directory = TemporaryDirectory()
         let (store, before) = try await Self.storeAfterWrites(in: directory, pages: 1_000_000, writerPages: 8)

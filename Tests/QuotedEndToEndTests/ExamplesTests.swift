@@ -5,7 +5,7 @@ import ZeroMQ
 
 /// The Python examples in `examples/python/` (pyzmq), run as an integrator would run them,
 /// against a real quoted, with what they print checked.
-@Suite("The Python examples", .serialized, .timeLimit(.minutes(2)))
+@Suite("The Python examples", .serialized, .timeLimit(.minutes(3)))
 struct ExamplesTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("examples/python")

@@ -6,7 +6,7 @@ import Testing
 import ZeroMQ
 
 /// The `QuoteClient` library (`Quoted`, `SubmissionBuilder`) against a real quoted.
-@Suite("The Swift client library against a real quoted", .serialized, .timeLimit(.minutes(2)))
+@Suite("The Swift client library against a real quoted", .serialized, .timeLimit(.minutes(3)))
 struct QuotedClientTests {
     static func johnLee() -> SubmissionBuilder {
         SubmissionBuilder()

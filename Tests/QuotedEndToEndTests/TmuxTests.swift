@@ -7,7 +7,7 @@ import Testing
 
 /// What a person sees: `quotectl watch` in one tmux pane while another pane submits, books
 /// and completes. The watcher pane's screen is compared with a committed fixture.
-@Suite("quotectl watch on a real terminal", .serialized, .timeLimit(.minutes(2)))
+@Suite("quotectl watch on a real terminal", .serialized, .timeLimit(.minutes(3)))
 struct TmuxTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/watch-tmux.txt")
