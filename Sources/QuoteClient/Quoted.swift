@@ -14,7 +14,7 @@ public import QuoteWire
 ///     .book()
 ///     .build()
 /// let quote = try await quoted.submit(submission).quote
-/// for try await event in quoted.events(since: 0) { print(event.seq, event.type) }
+/// for try await event in quoted.events(since: 0) { handle(event) }  // seq 1, 2, 3... each once
 /// ```
 ///
 /// Reads and submissions (sent with their idempotency key) are retried when no reply comes;

@@ -242,11 +242,13 @@ public struct Engine {
             }
         case .services(let services):
             reply.services = services.map(WireReply.service)
-        case .stats(let counts, let lastSeq, let oldestWaiting, let busy, let free):
-            reply.counts = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })
-            reply.lastSeq = lastSeq
-            reply.oldestWaitMilliseconds = oldestWaiting.map { max(0, Int64(Date().timeIntervalSince($0) * 1_000)) }
-            reply.mechanicCounts = ["busy": busy, "free": free]
+        case .stats(let state):
+            reply.counts = Dictionary(uniqueKeysWithValues: state.counts.map { ($0.key.rawValue, $0.value) })
+            reply.lastSeq = state.lastSeq
+            reply.oldestWaitMilliseconds = state.oldestWaiting.map {
+                max(0, Int64(Date().timeIntervalSince($0) * 1_000))
+            }
+            reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()
         case .waiting(let quotes):
             reply.quotes = quotes.map { WireQuote($0, currency: currency) }

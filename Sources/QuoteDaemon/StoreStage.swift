@@ -20,7 +20,7 @@ struct StoreStage: Sendable {
         case quotes([Quote], limit: Int)
         case mechanics([MechanicState])
         case services([Service])
-        case stats(counts: [QuoteStatus: Int], lastSeq: Int64, oldestWaiting: Date?, busy: Int, free: Int)
+        case stats(StoreState)
         /// The wait-list in line order.
         case waiting([Quote])
         case events([StoredEvent], lastSeq: Int64)
@@ -91,12 +91,7 @@ struct StoreStage: Sendable {
             case .services:
                 return .services(catalog.services)
             case .stats:
-                let mechanics = try await store.mechanics()
-                let busy = mechanics.count { !$0.isFree }
-                return .stats(
-                    counts: try await store.counts(), lastSeq: try await store.lastSequence(),
-                    oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince, busy: busy,
-                    free: mechanics.count - busy)
+                return .stats(try await StoreState.read(from: store))
             case .waiting(let limit):
                 return .waiting(try await store.waitingQuotes(limit: limit))
             case .events(let since, let limit):

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import ZeroMQ
@@ -54,18 +55,32 @@ struct ExamplesTests {
         let err = Pipe()
         follower.standardOutput = out
         follower.standardError = err
+        let printedLines = LogLines()
+        let noteLines = LogLines()
+        let printedAll = DispatchSemaphore(value: 0)
+        let notedAll = DispatchSemaphore(value: 0)
+        readLines(from: out.fileHandleForReading) { lines in
+            printedLines.lines.withLock { $0 += lines }
+        } atEnd: {
+            printedAll.signal()
+        }
+        readLines(from: err.fileHandleForReading) { lines in
+            noteLines.lines.withLock { $0 += lines }
+        } atEnd: {
+            notedAll.signal()
+        }
         try follower.run()
-        // Keep submitting until it has its twelve: the first live event it gets is past 6,
-        // whenever its subscription takes hold.
+        // Submit until it has its twelve, waiting for it to be done after each: the first live
+        // event it gets is past 6, whenever its subscription takes hold.
         var submitted = 0
-        while follower.isRunning && submitted < 100 {
+        repeat {
             #expect(try client.call(Requests.submit(name: "After \(submitted)"))["ok"] as? Bool == true)
             submitted += 1
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        } while printedAll.wait(timeout: .now() + .milliseconds(200)) == .timedOut && submitted < 100
         follower.waitUntilExit()
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let notes = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        notedAll.wait()
+        let printed = printedLines.lines.withLock { $0 }.joined(separator: "\n")
+        let notes = noteLines.lines.withLock { $0 }.joined(separator: "\n")
         #expect(follower.terminationStatus == 0, "\(notes)")
         let seqs = printed.split(separator: "\n").compactMap { Int($0.split(separator: " ").first ?? "") }
         #expect(seqs == Array(1...12), "\(printed)")

@@ -53,20 +53,40 @@ struct QuotedClientTests {
         #expect(Set(refused.problems.map(\.field)) == ["mechanic", "coupon"])
     }
 
-    @Test("A submission sent before quoted is up is retried with its key until it answers: one quote")
+    @Test("A submission whose reply never came is retried with its key until quoted answers: one quote")
     func retriesWithTheIdempotencyKey() async throws {
         let port = try freePort()
         let quoted = try Quoted(
             .init(endpoints: ["tcp://127.0.0.1:\(port)"], timeout: .milliseconds(300), retries: 40))
         let submission = try Self.johnLee().build()
         let outcome = Task { try await quoted.submit(submission) }
-        // Every attempt so far went unanswered; each is queued and delivered once quoted binds.
-        try await Task.sleep(for: .seconds(1))
+        // A peer that takes requests and never answers: the first attempt, then its retry,
+        // under the same id and idempotency key. Its context ends with it, freeing the port.
+        let attempts = try Self.unanswered(2, on: port)
+        #expect(attempts[0] == attempts[1], "a retry is the same request")
+        #expect(attempts[0].contains(submission.idempotencyKey))
         let daemon = try DaemonProcess(endpoint: "tcp://127.0.0.1:\(port)")
         defer { #expect(daemon.stop() == 0) }
         let quote = try await outcome.value.quote
         let all = try await quoted.quotes()
         #expect(all.map(\.id) == [quote.id], "one quote for every attempt")
+    }
+
+    /// Binds a ROUTER on `port`, receives `count` requests without answering any, and closes
+    /// it (its context terminated, so the port is free again); returns the requests' bodies.
+    static func unanswered(_ count: Int, on port: Int) throws -> [String] {
+        let context = try Context()
+        let router = try Socket(context, type: .router)
+        try router.set(.linger, 0)
+        try router.set(.receiveTimeout, 20_000)
+        try router.bind("tcp://127.0.0.1:\(port)")
+        var bodies: [String] = []
+        for _ in 0..<count {
+            let message = try #require(try router.receiveMultipart())
+            bodies.append(String(decoding: try #require(message.frames.last), as: UTF8.self))
+        }
+        router.close()
+        return bodies
     }
 
     @Test("Without quoted, a read times out after its retries with a typed error")

@@ -31,16 +31,8 @@ struct ActivityTotals: Sendable {
             latency[labels[index]] = self.latency[index]
         }
         return WireReply.Activity(
-            startedAt: startedAt, uptimeMilliseconds: Self.milliseconds(uptime), requests: requests,
-            latencyBoundsMicroseconds: bounds.map(Self.microseconds), latency: latency,
+            startedAt: startedAt, uptimeMilliseconds: DaemonMetrics.nanoseconds(uptime) / 1_000_000, requests: requests,
+            latencyBoundsMicroseconds: bounds.map { DaemonMetrics.nanoseconds($0) / 1_000 }, latency: latency,
             eventsPublished: eventsPublished, batches: batches, storeErrors: storeErrors)
-    }
-
-    private static func microseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import QuoteCore
+import QuoteStore
+
+/// The store's state as `stats` and the metrics' gauges report it: quotes by state, active
+/// mechanics busy and free, since when the first in line has waited, and the log's last `seq`.
+/// Four reads on the store's read side, made on demand (a `stats` request, a scrape), never
+/// per batch.
+struct StoreState: Sendable {
+    var counts: [QuoteStatus: Int]
+    var busy: Int
+    var free: Int
+    var oldestWaiting: Date?
+    var lastSeq: Int64
+
+    /// Reads it from `store`.
+    static func read(from store: any QuoteStore) async throws(StoreError) -> StoreState {
+        let mechanics = try await store.mechanics()
+        let busy = mechanics.count { !$0.isFree }
+        return StoreState(
+            counts: try await store.counts(), busy: busy, free: mechanics.count - busy,
+            oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince,
+            lastSeq: try await store.lastSequence())
+    }
+}
