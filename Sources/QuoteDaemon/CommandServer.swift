@@ -67,7 +67,9 @@ public final class CommandServer: ServiceLifecycle.Service {
                 Engine.encodeLogged(events, catalog: catalog)
             } : nil
         let worker = try StoreWorker(
-            stage: StoreStage(store: store, logger: logger, metrics: metrics), catalog: catalog,
+            stage: StoreStage(
+                store: store, logger: logger, metrics: metrics,
+                maximumRows: max(16, configuration.maxReplyBytes / 256)), catalog: catalog,
             maxBatch: configuration.maxBatch)
         // Whatever the roster became while quoted was down, free mechanics take from the line.
         worker.enqueue(.serveWaitList)
@@ -134,19 +136,23 @@ public final class CommandServer: ServiceLifecycle.Service {
         let router = try Socket(context, type: .router)
         try secure(router, domain: AccessControl.commandsDomain)
         try router.set(.linger, 0)
-        try router.set(.receiveHighWaterMark, Int32(clamping: configuration.highWaterMark))
-        try router.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
+        // Bytes, not counts: each queue holds at most its byte budget of the largest messages.
+        try router.set(.receiveHighWaterMark, Int32(clamping: configuration.requestHighWaterMark))
+        try router.set(.sendHighWaterMark, Int32(clamping: configuration.replyHighWaterMark))
         // Twice the answerable size: a frame a little too large gets an error reply; a larger
         // one costs the peer its connection, before it is ever buffered whole.
         try router.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 2)
         try router.set(.heartbeatInterval, 5_000)
         try router.set(.heartbeatTimeout, 15_000)
         try router.set(.heartbeatTTL, 30_000)
+        // A peer that connects and never finishes its handshake is dropped after 10 s.
+        try router.set(.handshakeInterval, 10_000)
         try router.bind(configuration.endpoint)
         let publisher = try Socket(context, type: .pub)
         try secure(publisher, domain: AccessControl.eventsDomain)
         try publisher.set(.linger, 0)
-        try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.highWaterMark))
+        try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.eventHighWaterMark))
+        try publisher.set(.handshakeInterval, 10_000)
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
         bound.withLock { $0 = endpoints }

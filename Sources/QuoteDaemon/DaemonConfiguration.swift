@@ -25,8 +25,16 @@ import Foundation
 ///   re-read on SIGHUP. Required with `security.serverKey`, and it with it.
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
-/// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: messages queued per peer before it is pushed back (commands) or
-///   dropped (events); default 10,000.
+/// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
+///   allow; default 10,000.
+/// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
+///   `mechanics`, `services`), 4,096 to 16,777,216; default 65,536. A page that would be larger ends early, marked
+///   `truncated`.
+/// - `peerQueueBytes` / `QUOTED_PEER_QUEUE_BYTES`: bytes queued for one peer of the commands socket, each way, 65,536
+///   to 1,073,741,824; default 8,388,608. Replies to a peer that does not read them past it are dropped; its requests
+///   wait in its TCP connection.
+/// - `eventQueueBytes` / `QUOTED_EVENT_QUEUE_BYTES`: bytes of events held for subscribers that lag, 1,048,576 to
+///   4,294,967,296; default 67,108,864. A subscriber that lags past it misses events, and fills the gap by `seq`.
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
     public var events: String
@@ -38,6 +46,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var retentionEvents: Int
     public var maxBatch: Int
     public var highWaterMark: Int
+    public var maxReplyBytes: Int
+    public var peerQueueBytes: Int
+    public var eventQueueBytes: Int
     public var allowInsecure: Bool
     /// The daemon's secret certificate, with `security`.
     public var serverKeyFile: String?
@@ -66,6 +77,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
             reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
+        maxReplyBytes = try Self.integer(reader, "maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
+        peerQueueBytes = try Self.integer(
+            reader, "peerQueueBytes", default: 8_388_608, range: 65_536...1_073_741_824)
+        eventQueueBytes = try Self.integer(
+            reader, "eventQueueBytes", default: 67_108_864, range: 1_048_576...4_294_967_296)
         allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
         serverKeyFile = reader.string(forKey: "security.serverKey").flatMap { $0.isEmpty ? nil : $0 }
         clientsDirectory = reader.string(forKey: "security.clientsDirectory").flatMap { $0.isEmpty ? nil : $0 }
@@ -103,6 +119,28 @@ public struct DaemonConfiguration: Sendable, Hashable {
         let host = address[..<colon]
         return host == "localhost" || host == "lo" || host == "[::1]" || host == "::1"
             || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
+    }
+
+    /// The commands socket's queue per peer for replies, in messages: ``peerQueueBytes`` of
+    /// the largest replies (libzmq counts messages, not bytes).
+    public var replyHighWaterMark: Int {
+        min(highWaterMark, max(16, peerQueueBytes / max(maxReplyBytes, maxMessageBytes * 2)))
+    }
+
+    /// The commands socket's queue per peer for requests, in messages: ``peerQueueBytes`` of
+    /// the largest requests.
+    public var requestHighWaterMark: Int {
+        min(highWaterMark, max(16, peerQueueBytes / maxMessageBytes))
+    }
+
+    /// The largest event the daemon publishes: a quote's JSON is bounded by the request that
+    /// made it (its text fields and services), plus what the daemon adds.
+    public var maxEventBytes: Int { maxMessageBytes * 2 + 16_384 }
+
+    /// The events socket's queue, in messages: ``eventQueueBytes`` of the largest events. An
+    /// event is one message shared by every subscriber's queue, so this bounds them all.
+    public var eventHighWaterMark: Int {
+        min(highWaterMark, max(64, eventQueueBytes / maxEventBytes))
     }
 
     /// Keys that moved under the store's section, with where they are now.

@@ -29,7 +29,7 @@ public struct Engine {
         case read(ReadQuery)
         /// A submission refused by its checks that carries an idempotency key: answered with
         /// the quote submitted under that key, if there is one, else with the refusal.
-        case replay(idempotencyKey: String, refusal: QuoteError)
+        case replay(idempotencyKey: String, digest: SubmissionDigest, refusal: QuoteError)
     }
 
     struct Pending: Sendable {
@@ -99,7 +99,10 @@ public struct Engine {
     /// All three stages in turn: what the daemon does with a batch, without its threads and
     /// sockets (for tests and `quoted-bench engine`).
     public func handle(_ messages: [Multipart]) async -> Output {
-        encode(await StoreStage(store: store, logger: logger, metrics: metrics).execute(parse(messages)))
+        encode(
+            await StoreStage(
+                store: store, logger: logger, metrics: metrics, maximumRows: max(16, configuration.maxReplyBytes / 256)
+            ).execute(parse(messages)))
     }
 
     /// Decodes, validates and checks; refused requests get their reply at once.
@@ -222,7 +225,8 @@ public struct Engine {
         }
     }
 
-    /// A read's reply.
+    /// A read's reply. A page (`list`, `events`, `waiting`, `mechanics`, `services`) ends
+    /// before ``DaemonConfiguration/maxReplyBytes`` and says so with `truncated`.
     private func encode(_ result: StoreStage.ReadResult, for id: RequestID?, currency: Currency) -> [UInt8] {
         var reply = WireReply.success(id)
         switch result {
@@ -232,29 +236,35 @@ public struct Engine {
             }
             return codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency))
         case .quotes(let quotes, let limit):
-            reply.quotes = quotes.map { WireQuote($0, currency: currency) }
-            if quotes.count == limit { reply.next = quotes.last?.id.rawValue }
+            return page(quotes, reply) { reply, page in
+                reply.quotes = page.map { WireQuote($0, currency: currency) }
+                if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
+            }
         case .mechanics(let states):
-            reply.mechanics = states.map { state in
-                WireReply.MechanicStatus(
-                    id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
-                    busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
+            return page(states, reply) { reply, page in
+                reply.mechanics = page.map { state in
+                    WireReply.MechanicStatus(
+                        id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
+                        busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
+                }
             }
         case .services(let services):
-            reply.services = services.map(WireReply.service)
+            return page(services, reply) { reply, page in reply.services = page.map(WireReply.service) }
         case .stats(let state):
             reply.counts = Dictionary(uniqueKeysWithValues: state.counts.map { ($0.key.rawValue, $0.value) })
             reply.lastSeq = state.lastSeq
             reply.oldestWaitMilliseconds = state.oldestWaiting.map {
-                max(0, Int64(Date().timeIntervalSince($0) * 1_000))
+                max(0, Int64(clamping: Int64(Date().timeIntervalSince($0) * 1_000)))
             }
             reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()
         case .waiting(let quotes):
-            reply.quotes = quotes.map { WireQuote($0, currency: currency) }
-        case .events(let events, let lastSeq):
-            reply.events = events.map { Self.wireEvent($0, currency: currency) }
+            return page(quotes, reply) { reply, page in reply.quotes = page.map { WireQuote($0, currency: currency) } }
+        case .events(let events, let lastSeq, let truncated):
             reply.lastSeq = lastSeq
+            return page(events, reply, truncated: truncated) { reply, page in
+                reply.events = page.map { Self.wireEvent($0, currency: currency) }
+            }
         case .pong(let store):
             reply.pong = true
             switch store {
@@ -271,6 +281,26 @@ public struct Engine {
             return codec.encode(WireReply.failure(id, error))
         }
         return codec.encode(reply)
+    }
+
+    /// `reply` with as many of `items` as fit in the reply budget, set by `fill`; marked
+    /// `truncated` when some were left out (or the store read fewer than asked, `truncated`).
+    /// Each try cuts the page in proportion to its excess, so a page is encoded a few times
+    /// at most.
+    private func page<Item>(
+        _ items: [Item], _ reply: WireReply, truncated: Bool = false,
+        _ fill: (inout WireReply, ArraySlice<Item>) -> Void
+    ) -> [UInt8] {
+        let budget = configuration.maxReplyBytes
+        var count = items.count
+        while true {
+            var attempt = reply
+            fill(&attempt, items[..<count])
+            if truncated || count < items.count { attempt.truncated = true }
+            let bytes = codec.encode(attempt)
+            guard bytes.count > budget, count > 0 else { return bytes }
+            count = min(count - 1, count * (budget - budget / 8) / bytes.count)
+        }
     }
 
     /// The event as clients see it; `withQuote: false` leaves out a quote event's quote, for
@@ -350,29 +380,40 @@ public struct Engine {
 
     /// Splits the ROUTER envelope from the body and decodes the request.
     ///
-    /// `[identity, "", body]` is the protocol (REQ, or DEALER with a delimiter);
-    /// `[identity, body]` is accepted too. Anything else is a malformed envelope, answered
-    /// on the same envelope so a REQ or DEALER client still hears about it.
+    /// The envelope is every frame up to and including the first empty one (the delimiter),
+    /// however many identities brokers on the way added: `[identity, "", body]` from a REQ
+    /// or a DEALER that sends the delimiter, `[proxy, identity, "", body]` through a
+    /// ROUTER/DEALER proxy. Without a delimiter, the last frame is the body and those before
+    /// it the envelope (a DEALER that sends none). The reply goes back on the same envelope,
+    /// so a malformed message is still answered.
     private func parse(_ message: Multipart, catalog: Catalog, at now: Date) -> Result<Pending, Refusal> {
         let frames = message.frames
         let envelope: [[UInt8]]
         let body: [UInt8]
-        if frames.count == 3 && frames[1].isEmpty {
-            envelope = Array(frames[0...1])
-            body = frames[2]
-        } else if frames.count == 2 && !frames[1].isEmpty {
-            envelope = [frames[0]]
-            body = frames[1]
+        if let delimiter = frames.dropFirst().firstIndex(where: \.isEmpty) {
+            envelope = Array(frames[...delimiter])
+            let after = frames.count - delimiter - 1
+            guard after == 1 else {
+                return .failure(
+                    Refusal(
+                        envelope: envelope, id: nil,
+                        error: WireError(
+                            code: .malformedEnvelope,
+                            message:
+                                "expected one JSON frame after the envelope's empty delimiter (frame \(delimiter + 1) of \(frames.count)), got \(after)"
+                        )))
+            }
+            body = frames[delimiter + 1]
+        } else if frames.count >= 2 {
+            envelope = Array(frames.dropLast())
+            body = frames[frames.count - 1]
         } else {
-            let delimiter = frames.dropFirst().firstIndex(where: \.isEmpty)
-            let prefix = delimiter.map { Array(frames[...$0]) } ?? Array(frames.prefix(1))
             return .failure(
                 Refusal(
-                    envelope: prefix, id: nil,
+                    envelope: Array(frames.prefix(1)), id: nil,
                     error: WireError(
                         code: .malformedEnvelope,
-                        message:
-                            "expected one JSON frame after the envelope, got \(max(frames.count - prefix.count, 0))")))
+                        message: "expected an identity and one JSON frame, got \(frames.count) frame(s) and no body")))
         }
         guard body.count <= configuration.maxMessageBytes else {
             return .failure(
@@ -407,11 +448,12 @@ public struct Engine {
                     return .success(
                         Pending(envelope: envelope, id: request.id, op: op, work: .write(checked), actor: actor))
                 case .failure(let refusal):
-                    if case .submit(_, let key?, _, _) = command {
+                    if case .submit(let submission, let key?, let book, let wait) = command {
+                        let digest = SubmissionDigest(submission, book: book, wait: wait)
                         return .success(
                             Pending(
                                 envelope: envelope, id: request.id, op: op,
-                                work: .replay(idempotencyKey: key, refusal: refusal), actor: actor))
+                                work: .replay(idempotencyKey: key, digest: digest, refusal: refusal), actor: actor))
                     }
                     return .failure(
                         Refusal(envelope: envelope, id: request.id, error: WireError(refusal), op: op))

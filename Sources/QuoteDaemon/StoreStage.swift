@@ -13,6 +13,10 @@ struct StoreStage: Sendable {
     let logger: Logger
     let metrics: DaemonMetrics
     let rulebook = Rulebook()
+    /// The most rows one read request may load: as many as can fit in a reply
+    /// (``DaemonConfiguration/maxReplyBytes``, none smaller than 64 bytes), so that the
+    /// store's work per request is bounded whatever `limit` asks.
+    var maximumRows: Int = 1_024
 
     /// What a read came to.
     enum ReadResult: Sendable {
@@ -23,7 +27,9 @@ struct StoreStage: Sendable {
         case stats(StoreState)
         /// The wait-list in line order.
         case waiting([Quote])
-        case events([StoredEvent], lastSeq: Int64)
+        /// Events after a `seq`; `truncated` when fewer rows were read than asked for, to
+        /// bound the work of one request.
+        case events([StoredEvent], lastSeq: Int64, truncated: Bool)
         /// The store answered with its last `seq`, or failed with the message.
         case pong(Result<Int64, StoreError>)
         /// A retried submission's answer, as a write's would be.
@@ -72,8 +78,10 @@ struct StoreStage: Sendable {
     {
         switch work {
         case .write: preconditionFailure("only reads are answered here")
-        case .replay(let key, let refusal):
-            return .written(try await rulebook.replay(idempotencyKey: key, refusal: refusal, from: store, by: actor))
+        case .replay(let key, let digest, let refusal):
+            return .written(
+                try await rulebook.replay(
+                    idempotencyKey: key, digest: digest, refusal: refusal, from: store, by: actor))
         case .read(let query):
             switch query {
             case .get(let id):
@@ -82,7 +90,8 @@ struct StoreStage: Sendable {
                 }
                 return .quote(record)
             case .list(let status, let after, let limit):
-                return .quotes(try await store.quotes(status: status, afterID: after, limit: limit), limit: limit)
+                let rows = min(limit, maximumRows)
+                return .quotes(try await store.quotes(status: status, afterID: after, limit: rows), limit: rows)
             case .mechanics(let freeOnly, let skill):
                 return .mechanics(
                     try await store.mechanics().filter { state in
@@ -93,10 +102,12 @@ struct StoreStage: Sendable {
             case .stats:
                 return .stats(try await StoreState.read(from: store))
             case .waiting(let limit):
-                return .waiting(try await store.waitingQuotes(limit: limit))
+                return .waiting(try await store.waitingQuotes(limit: min(limit, maximumRows)))
             case .events(let since, let limit):
+                let rows = min(limit, maximumRows)
+                let events = try await store.events(after: since, limit: rows)
                 return .events(
-                    try await store.events(after: since, limit: limit), lastSeq: try await store.lastSequence())
+                    events, lastSeq: try await store.lastSequence(), truncated: rows < limit && events.count == rows)
             case .ping:
                 do {
                     return .pong(.success(try await store.lastSequence()))

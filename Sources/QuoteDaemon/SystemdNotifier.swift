@@ -10,12 +10,16 @@ public import Foundation
 /// Without `NOTIFY_SOCKET` (not under systemd) every call does nothing.
 public struct SystemdNotifier: Sendable {
     private let path: String?
+    /// The datagram socket every notification is sent on, opened once: a daemon out of file
+    /// descriptors (a flood of connections) must still be able to tell the watchdog it lives.
+    private let socket: NotifySocket?
     /// How often to send `WATCHDOG=1`: half of `WATCHDOG_USEC`, or `nil` when no watchdog is set.
     public let watchdogInterval: Duration?
 
     /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment`.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        socket = path == nil ? nil : NotifySocket()
         if let usec = environment["WATCHDOG_USEC"].flatMap(Int64.init), usec > 0,
             environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true
         {
@@ -61,9 +65,9 @@ public struct SystemdNotifier: Sendable {
     /// Sends `state` (newline-separated `KEY=value` lines); failures are ignored, as sd_notify does.
     public func notify(_ state: String) {
         guard let path else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
+        // Opened at start; should that have failed, one more try now.
+        let spare = socket?.descriptor == nil ? NotifySocket() : nil
+        guard let fd = socket?.descriptor ?? spare?.descriptor else { return }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
@@ -83,5 +87,19 @@ public struct SystemdNotifier: Sendable {
                 }
             }
         }
+    }
+}
+
+/// A datagram socket of the notifier's own, closed with the last notifier that uses it.
+private final class NotifySocket: Sendable {
+    let descriptor: Int32?
+
+    init() {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        descriptor = fd >= 0 ? fd : nil
+    }
+
+    deinit {
+        if let descriptor { close(descriptor) }
     }
 }

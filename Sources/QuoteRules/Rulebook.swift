@@ -32,7 +32,9 @@ public struct Rulebook: Sendable {
             do {
                 return .success(
                     .submit(
-                        try CheckedSubmission(submission, in: catalog, at: now),
+                        try CheckedSubmission(
+                            submission, in: catalog, at: now,
+                            digest: SubmissionDigest(submission, book: book, wait: wait)),
                         idempotencyKey: key.map(actor.storedIdempotencyKey), book: book, wait: wait))
             } catch {
                 return .failure(error)
@@ -42,7 +44,7 @@ public struct Rulebook: Sendable {
         case .book(let id, let name, let wait):
             guard let name else { return .success(.book(id, mechanic: nil, wait: wait)) }
             guard let mechanic = catalog.mechanic(named: name) else {
-                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(name)\""))
+                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
             }
             return .success(.book(id, mechanic: mechanic, wait: wait))
         case .complete(let id):
@@ -53,15 +55,29 @@ public struct Rulebook: Sendable {
     }
 
     /// The answer to a submission refused by ``check(_:in:at:)`` that carries an idempotency
-    /// key: when a quote was already submitted under that key, the retry is answered with it,
-    /// as a valid one would be (the catalog may have changed since); otherwise the refusal.
+    /// key: when a quote was already submitted under that key for the same submission
+    /// (`digest`), the retry is answered with it, as a valid one would be (the catalog may
+    /// have changed since); for another submission, an `idempotency_conflict`; otherwise the
+    /// refusal.
     public func replay(
-        idempotencyKey: String, refusal: QuoteError, from store: any QuoteStore, by actor: Actor = .anonymous
+        idempotencyKey: String, digest: SubmissionDigest, refusal: QuoteError, from store: any QuoteStore,
+        by actor: Actor = .anonymous
     ) async throws(StoreError) -> Result<CommandOutcome, QuoteError> {
         guard let original = try await store.quote(idempotencyKey: actor.storedIdempotencyKey(idempotencyKey)),
             actor.reaches(original)
         else { return .failure(refusal) }
+        if let conflict = Self.conflict(original, key: idempotencyKey, digest: digest) { return .failure(conflict) }
         return .success(CommandOutcome(quote: original, events: [], replayed: true))
+    }
+
+    /// The refusal of a retry whose submission differs from the one `original` was created
+    /// by; `nil` when they match (or `original` predates fingerprints).
+    static func conflict(_ original: Quote, key: String, digest: SubmissionDigest) -> QuoteError? {
+        guard let stored = original.submissionDigest, stored != digest else { return nil }
+        return QuoteError(
+            .idempotencyConflict,
+            "the idempotency key \"\(QuoteLimits.echo(key))\" was used for a different submission (quote \(original.id)); nothing was applied"
+        )
     }
 
     // MARK: Both
@@ -84,8 +100,11 @@ public struct Rulebook: Sendable {
             switch check {
             case .success: results.append(applied.next()!)
             case .failure(let refusal):
-                if case .submit(_, let key?, _, _) = command {
-                    results.append(try await replay(idempotencyKey: key, refusal: refusal, from: store, by: actor))
+                if case .submit(let submission, let key?, let book, let wait) = command {
+                    results.append(
+                        try await replay(
+                            idempotencyKey: key, digest: SubmissionDigest(submission, book: book, wait: wait),
+                            refusal: refusal, from: store, by: actor))
                 } else {
                     results.append(.failure(refusal))
                 }
@@ -182,15 +201,18 @@ public struct Rulebook: Sendable {
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
         if let key, let original = try await transaction.quote(idempotencyKey: key) {
+            if let conflict = Self.conflict(original, key: key, digest: submission.digest) { throw conflict }
             return CommandOutcome(quote: original, events: [], replayed: true)
         }
         let now = transaction.now
         let id = try await transaction.nextQuoteID()
         let by = steps.actor.name
-        let submitted = Quote(id: id, request: submission.request, submittedAt: now, submittedBy: by)
+        let digest = key == nil ? nil : submission.digest
+        let submitted = Quote(
+            id: id, request: submission.request, submittedAt: now, submittedBy: by, submissionDigest: digest)
         let priced = Quote(
             id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now,
-            submittedBy: by)
+            submittedBy: by, submissionDigest: digest)
         let events = try await transaction.append(
             [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: by)
         try await transaction.insert(

@@ -242,6 +242,7 @@ private struct Writer: ~Copyable {
         date(quote.updatedAt)
         // Appended later: a record written before it ends here, and reads as nil.
         optional(quote.submittedBy) { $0.string($1) }
+        optional(quote.submissionDigest) { $0.unsigned($1.rawValue) }
     }
 }
 
@@ -410,8 +411,9 @@ private struct Reader {
         let submittedAt = try date()
         let updatedAt = try date()
         let submittedBy = offset < buffer.count ? try optional { try $0.string() } : nil
+        let digest = offset < buffer.count ? try optional { try $0.unsigned() } : nil
         return Quote(
             id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
-            submittedBy: submittedBy)
+            submittedBy: submittedBy, submissionDigest: digest.map(SubmissionDigest.init(rawValue:)))
     }
 }

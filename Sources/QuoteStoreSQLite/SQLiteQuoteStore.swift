@@ -28,6 +28,8 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// Wakes the ``CheckpointService`` as the log grows; `nil` without background checkpoints
     /// (``Configuration/backgroundCheckpointPages``).
     public let checkpointTrigger: CheckpointTrigger?
+    /// The files opened, checked after each commit and each health read.
+    private let identity: FileIdentity
 
     /// Opens (creating if needed) the store at `path`, migrates it, and syncs the catalog into
     /// it: mechanics keep their busy state; those no longer listed are deactivated.
@@ -74,6 +76,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         } catch {
             throw StoreError(.migration, "cannot migrate \(path): \(error)")
         }
+        identity = FileIdentity(path: path)
         self.currency = Mutex(catalog.currency)
         self.retention = configuration.retention
         self.clock = clock
@@ -140,10 +143,14 @@ public final class SQLiteQuoteStore: QuoteStore {
         // Numbered for good as they are appended: one writer.
         return Committed(
             try await onWriter { [self] () throws(StoreError) in
-                try writeSync { db throws(StoreError) in
+                try identity.check()
+                let value = try writeSync { db throws(StoreError) in
                     let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
                     return try inline.run { () throws(StoreError) in try await body(transaction) }
                 }
+                // Committed, but to the file a restart will open? Not acknowledged otherwise.
+                try identity.check()
+                return value
             })
     }
 
@@ -233,8 +240,12 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
         try await read { db in
-            try Data.fetchOne(db, sql: "SELECT data FROM quotes WHERE idempotency_key = ?", arguments: [key])
-                .map(QuoteCodec.decodeQuote)
+            // Bound as bytes and cast: GRDB binds a `String` as C text, cut at its first NUL,
+            // and a key is compared byte for byte, as the writer binds it.
+            try Data.fetchOne(
+                db, sql: "SELECT data FROM quotes WHERE idempotency_key = CAST(? AS TEXT)",
+                arguments: [Data(key.utf8)]
+            ).map(QuoteCodec.decodeQuote)
         }
     }
 
@@ -301,7 +312,8 @@ public final class SQLiteQuoteStore: QuoteStore {
     }
 
     public func lastSequence() async throws(StoreError) -> Int64 {
-        try await read { db in try Self.lastSequence(db) }
+        try identity.check()
+        return try await read { db in try Self.lastSequence(db) }
     }
 
     public func pruneEvents(now: Date) async throws(StoreError) -> Int {
@@ -398,7 +410,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                 from: nil,
                 quote: Quote(
                     id: quote.id, request: quote.request, submittedAt: quote.submittedAt,
-                    submittedBy: quote.submittedBy))
+                    submittedBy: quote.submittedBy, submissionDigest: quote.submissionDigest))
         default:
             kind = .quote(
                 from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))

@@ -635,6 +635,7 @@ extension JSONWriter {
             endArray()
         }
         field("next", value.next)
+        field("truncated", value.truncated)
         if let mechanics = value.mechanics {
             key("mechanics")
             beginArray()

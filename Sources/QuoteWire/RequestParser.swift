@@ -35,7 +35,7 @@ struct RequestParser {
             var parser = RequestParser(buffer)
             do {
                 let request = try parser.request()
-                if let error = parser.fieldError { return .failure(error) }
+                if let error = parser.fieldError ?? request.textError() { return .failure(error) }
                 return .success(request)
             } catch {
                 return .failure(WireError(code: .invalidJSON, message: "the request is not valid JSON"))
@@ -62,10 +62,10 @@ struct RequestParser {
             case "customer": try parser.first(&request.customer, depth: 1) { try $0.customer() }
             case "car": try parser.first(&request.car, depth: 1) { try $0.car() }
             case "services": try parser.first(&request.services, depth: 1) { try $0.strings("services") }
-            case "mechanic": try parser.first(&request.mechanic, depth: 1) { try $0.string("mechanic") }
-            case "coupon": try parser.first(&request.coupon, depth: 1) { try $0.string("coupon") }
             case "idempotencyKey":
                 try parser.first(&request.idempotencyKey, depth: 1) { try $0.string("idempotencyKey") }
+            case "mechanic": try parser.first(&request.mechanic, depth: 1) { try $0.string("mechanic") }
+            case "coupon": try parser.first(&request.coupon, depth: 1) { try $0.string("coupon") }
             case "book": try parser.first(&request.book, depth: 1) { try $0.bool("book") }
             case "wait": try parser.first(&request.wait, depth: 1) { try $0.bool("wait") }
             case "quoteId": try parser.first(&request.quoteId, depth: 1) { try $0.int64("quoteId") }
@@ -178,6 +178,12 @@ struct RequestParser {
         }
     }
 
+    private mutating func refuse(_ field: String, _ message: String) {
+        guard fieldError == nil else { return }
+        fieldError = WireError(
+            code: .invalidRequest, message: "\(field) \(message)", problems: [.init(field: field, message: message)])
+    }
+
     private mutating func bool(_ field: String) throws(Failure) -> Bool? {
         try typed(field, "true or false", startingWith: "tf") {
             parser throws(Failure) in
@@ -212,9 +218,15 @@ struct RequestParser {
             index += 1
             return values
         }
+        var count = 0
         while true {
             skipSpace()
+            count += 1
             switch peek() {
+            case UInt8(ascii: "\"") where count > QuoteLimits.maximumServices:
+                // Past the limit: checked as JSON, never kept.
+                try skipValue(depth: 2)
+                if count == QuoteLimits.maximumServices + 1 { refuse(field, WireRequest.tooManyItems) }
             case UInt8(ascii: "\""): values.append(try stringLiteral())
             case UInt8(ascii: "n"):
                 try literal("null")

@@ -40,7 +40,9 @@ public struct WireCodec {
     /// conformance: the reference the hand parser is tested against.
     public func decodeRequestWithFoundation(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {
         do {
-            return .success(try decoder.decode(WireRequest.self, from: Data(bytes)))
+            let request = try decoder.decode(WireRequest.self, from: Data(bytes))
+            if let error = request.textError() { return .failure(error) }
+            return .success(request)
         } catch let error as DecodingError {
             return .failure(Self.wireError(error))
         } catch {

@@ -36,7 +36,7 @@ public struct WireError: Error, Codable, Sendable, Hashable, CustomStringConvert
     public init(code: Code, message: String, problems: [Problem]? = nil) {
         self.code = code
         self.message = message
-        self.problems = problems?.isEmpty == true ? nil : problems
+        self.problems = problems?.isEmpty == true ? nil : problems.map(QuoteLimits.capped)
     }
 
     /// The wire form of a domain refusal, keeping its code and every problem.

@@ -96,6 +96,9 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var quotes: [WireQuote]?
     /// For `list`: the `after` to ask for the next page; absent on the last one.
     public var next: Int64?
+    /// The page stopped at the daemon's reply budget (`maxReplyBytes`) before its `limit`:
+    /// ask again from where it ended (`list`'s ``next``, the last event's `seq`).
+    public var truncated: Bool?
     public var mechanics: [MechanicStatus]?
     public var services: [WireService]?
     public var counts: [String: Int]?

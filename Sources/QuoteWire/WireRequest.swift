@@ -134,7 +134,9 @@ extension WireRequest {
         guard let operation = Operation(rawValue: name) else {
             throw WireError(
                 code: .unknownOp,
-                message: "unknown op \"\(name)\"; known: \(Operation.allCases.map(\.rawValue).joined(separator: ", "))")
+                message:
+                    "unknown op \"\(QuoteLimits.echo(name))\"; known: \(Operation.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         var problems: [Problem] = []
         func quote() -> QuoteID {
@@ -167,7 +169,8 @@ extension WireRequest {
             if let price {
                 amount = Money(parsing: price, currency: currency)
                 if amount == nil {
-                    problems.append(Problem(field: "price", message: "\"\(price)\" is not an amount like 66.25"))
+                    problems.append(
+                        Problem(field: "price", message: "\"\(QuoteLimits.echo(price))\" is not an amount like 66.25"))
                 }
             } else if let priceCents {
                 amount = Money(cents: priceCents, currency: currency)
@@ -188,7 +191,7 @@ extension WireRequest {
                         Problem(
                             field: "state",
                             message:
-                                "unknown state \"\(state)\" (\(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", ")))"
+                                "unknown state \"\(QuoteLimits.echo(state))\" (\(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", ")))"
                         ))
                 }
             }
@@ -197,7 +200,9 @@ extension WireRequest {
             var level: Skill?
             if let skill {
                 level = Skill(name: skill)
-                if level == nil { problems.append(Problem(field: "skill", message: "unknown skill \"\(skill)\"")) }
+                if level == nil {
+                    problems.append(Problem(field: "skill", message: "unknown skill \"\(QuoteLimits.echo(skill))\""))
+                }
             }
             action = .read(.mechanics(freeOnly: free ?? false, skill: level))
         case .services: action = .read(.services)

@@ -120,6 +120,9 @@ extension SocketOption where Value == Int32 {
     public static var heartbeatTimeout: Self { .init(ZMQ_HEARTBEAT_TIMEOUT, "ZMQ_HEARTBEAT_TIMEOUT") }
     /// Milliseconds before a dropped connection is retried.
     public static var reconnectInterval: Self { .init(ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL") }
+    /// Milliseconds a new connection has to finish its ZMTP handshake (security included)
+    /// before it is dropped (0: no limit).
+    public static var handshakeInterval: Self { .init(ZMQ_HANDSHAKE_IVL, "ZMQ_HANDSHAKE_IVL") }
     /// The most pending connections a bound TCP socket accepts.
     public static var backlog: Self { .init(ZMQ_BACKLOG, "ZMQ_BACKLOG") }
     /// The file descriptor that signals this socket's readiness, for foreign event loops.

@@ -215,24 +215,36 @@ struct Startup {
         options: DaemonOptions, current: DaemonConfiguration, access: AccessControl?, store: any QuoteStore,
         catalog live: LiveCatalog, level: SharedLogLevel, logger: Logger
     ) async {
-        // The allow-list on its own: a broken catalog must not keep a withdrawn key in.
+        // The allow-list on its own, failing closed: removals always apply; a bad file is
+        // skipped (and named), never keeping a withdrawn key in.
         if let access {
-            do {
-                let change = try access.reload()
-                logger.notice(
-                    "clients reloaded",
-                    metadata: [
-                        "clients": "\(access.principals.count)", "added": "\(change.added)",
-                        "removed": "\(change.removed)",
-                    ])
-            } catch {
-                logger.error("clients not reloaded, keeping the allow-list in force: \(error)")
+            let change = access.reload()
+            let metadata: Logger.Metadata = [
+                "clients": "\(access.principals.count)", "added": "\(change.added)", "removed": "\(change.removed)",
+                "skipped": "\(change.skipped.count)",
+            ]
+            if change.skipped.isEmpty {
+                logger.notice("clients reloaded", metadata: metadata)
+            } else {
+                logger.error("clients reloaded; files skipped, no one gains access through them", metadata: metadata)
             }
         }
         do {
             let next = try DaemonConfiguration(reader: try await options.reader())
             level.value = Logger.Level(rawValue: next.logLevel) ?? .info
             let catalog = try CatalogLoader.load(next.catalogFile)
+            let inForce = live.current.currency
+            if catalog.currency != inForce {
+                // Quotes not yet completed or cancelled are priced in the currency in force;
+                // resolving or booking them against another would mix the two.
+                let open = try await store.counts().filter { !$0.key.isFinal }.values.reduce(0, +)
+                if open > 0 {
+                    logger.error(
+                        "reload refused: the catalog changes the currency from \(inForce) to \(catalog.currency) while \(open) quotes priced in \(inForce) are still open; the catalog in force stays",
+                        metadata: ["from": "\(inForce)", "to": "\(catalog.currency)", "openQuotes": "\(open)"])
+                    return
+                }
+            }
             // The store first: a mechanic is active there before any batch can name them.
             try await store.syncCatalog(catalog)
             live.replace(with: catalog)

@@ -37,27 +37,44 @@ struct MoneyTests {
     }
 
     @Test("addition is exact, associative and undone by subtraction")
-    func arithmetic() async {
+    func arithmetic() async throws {
         let amount = Gen.int64(in: -1_000_000_000...1_000_000_000)
         await propertyCheck(input: amount, amount, amount) { a, b, c in
             let x = Money(cents: a)
             let y = Money(cents: b)
             let z = Money(cents: c)
-            #expect((x + y) + z == x + (y + z))
-            #expect(x + y - y == x)
-            #expect([x, y, z].sum(in: .usd).cents == a + b + c)
+            let left = try x.adding(y).adding(z)
+            let right = try x.adding(y.adding(z))
+            #expect(left == right)
+            #expect(try x.adding(y).subtracting(y) == x)
+            let sum = try [x, y, z].sum(in: .usd)
+            #expect(sum.cents == a + b + c)
         }
     }
 
+    @Test("arithmetic that would overflow or mix currencies throws instead of trapping")
+    func refusals() throws {
+        let largest = Money(cents: .max)
+        #expect(throws: MoneyError.self) { try largest.adding(Money(cents: 1)) }
+        #expect(throws: MoneyError.self) { try Money(cents: .min).subtracting(Money(cents: 1)) }
+        #expect(throws: MoneyError.self) { try largest.percentage(100) }
+        #expect(throws: MoneyError.self) {
+            try Money(cents: 1, currency: .usd).adding(Money(cents: 1, currency: Currency("EUR")))
+        }
+        #expect(throws: MoneyError.self) { try [largest, largest].sum(in: .usd) }
+        // Ordered without a trap across currencies.
+        #expect(Money(cents: 5, currency: Currency("EUR")) < Money(cents: 1, currency: .usd))
+    }
+
     @Test("a percentage rounds half up to the cent and a coupon never takes more than the subtotal")
-    func discounts() async {
-        #expect(Money(cents: 6_625).percentage(10).cents == 663)
-        #expect(Money(cents: 6_700).percentage(10).cents == 670)
+    func discounts() async throws {
+        #expect(try Money(cents: 6_625).percentage(10).cents == 663)
+        #expect(try Money(cents: 6_700).percentage(10).cents == 670)
         await propertyCheck(input: Gen.int64(in: 0...10_000_000), Gen.int(in: 1...100), Gen.int64(in: 1...20_000_000)) {
             cents, percent, fixed in
             let subtotal = Money(cents: cents)
-            let byPercent = Coupon(code: "P", discount: .percent(percent)).discount(on: subtotal)
-            let byAmount = Coupon(code: "A", discount: .amount(Money(cents: fixed))).discount(on: subtotal)
+            let byPercent = try Coupon(code: "P", discount: .percent(percent)).discount(on: subtotal)
+            let byAmount = try Coupon(code: "A", discount: .amount(Money(cents: fixed))).discount(on: subtotal)
             for discount in [byPercent, byAmount] {
                 #expect(discount.cents >= 0)
                 #expect(discount <= subtotal)

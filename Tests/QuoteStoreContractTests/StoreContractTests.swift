@@ -118,20 +118,25 @@ struct StoreContractTests {
         }
     }
 
-    @Test("the same idempotency key returns the original quote and creates nothing", arguments: StoreFactory.all)
+    @Test(
+        "the same idempotency key with the same submission returns the original quote, with another is a conflict, and neither creates anything",
+        arguments: StoreFactory.all)
     func idempotentSubmission(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory)
         let first = try await contract.must(.submit(Contract.submission(), idempotencyKey: "k-1", book: true))
         let last = try await contract.store.lastSequence()
         let results = try await contract.apply([
+            .submit(Contract.submission(), idempotencyKey: "k-1", book: true),
             .submit(Contract.submission(name: "Someone Else"), idempotencyKey: "k-1", book: true),
             .submit(Contract.submission(["Oil Change", ""]), idempotencyKey: "k-1", book: false),
+            .submit(Contract.submission(), idempotencyKey: "k-1", book: false),
         ])
-        for result in results {
-            let again = try result.get()
-            #expect(again.replayed)
-            #expect(again.quote == first.quote)
-            #expect(again.events.isEmpty)
+        let again = try results[0].get()
+        #expect(again.replayed)
+        #expect(again.quote == first.quote)
+        #expect(again.events.isEmpty)
+        for conflict in results.dropFirst() {
+            #expect(conflict.failure?.code == .idempotencyConflict)
         }
         #expect(try await contract.store.quote(idempotencyKey: "k-1") == first.quote)
         #expect(try await contract.store.lastSequence() == last)

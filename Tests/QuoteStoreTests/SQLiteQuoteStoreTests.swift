@@ -47,9 +47,12 @@ struct SQLiteQuoteStoreTests {
         ]
         .get()
         let lastSeq = try await store.lastSequence()
-        let again = try await store.apply([
-            .submit(StoreFixtures.submission(name: "Someone Else"), idempotencyKey: "key-1", book: false)
-        ])[0].get()
+        let results = try await store.apply([
+            .submit(StoreFixtures.submission(), idempotencyKey: "key-1", book: false),
+            .submit(StoreFixtures.submission(name: "Someone Else"), idempotencyKey: "key-1", book: false),
+        ])
+        #expect(results[1].failure?.code == .idempotencyConflict)
+        let again = try results[0].get()
         #expect(again.replayed)
         #expect(again.quote == first.quote)
         #expect(again.events.isEmpty)

@@ -261,8 +261,8 @@ struct RequestParserTests {
         #"{"v":1,"op":"ping"}"#,
         #"  {"op" : "ping" , "v" : 1 , "id" : "c-1" }  "#,
         #"{"v":1,"op":"get","quoteId":7,"id":-42}"#,
-        #"{"v":1,"op":"submit","customer":{"name":"John \"JL\" Lee\n","email":"john.lee@example.com","address":"1 Infinite Loop, Cupertino \u2600\ufe0e"},"car":{"make":"Toyota","model":"Corolla","year":2012,"trim":null},"services":["Oil Change","strange noise"],"mechanic":"Joe Murphy","coupon":"WELCOME10","idempotencyKey":"k-1","book":true}"#,
-        #"{"v":1,"op":"submit","customer":{"name":"José Müller 李小龍 \ud83d\ude97","email":"j@m.de","address":"\/\\\b\f\r\t"},"services":[]}"#,
+        #"{"v":1,"op":"submit","customer":{"name":"John \"JL\" Lee","email":"john.lee@example.com","address":"1 Infinite Loop, Cupertino \u2600\ufe0e"},"car":{"make":"Toyota","model":"Corolla","year":2012,"trim":null},"services":["Oil Change","strange noise"],"mechanic":"Joe Murphy","coupon":"WELCOME10","idempotencyKey":"k-1","book":true}"#,
+        #"{"v":1,"op":"submit","customer":{"name":"José Müller 李小龍 \ud83d\ude97","email":"j@m.de","address":"\/\\ \u00e9"},"services":[]}"#,
         #"{"v":1,"op":"resolve","quoteId":9223372036854775807,"price":"66.25","trim":"LE","make":"Toyota","model":"Corolla","year":2012,"priceCents":-9223372036854775808,"services":["Oil Change"]}"#,
         #"{"v":1,"op":"list","state":"ready","after":0,"limit":100,"unknown":{"deep":[1,2.5e-3,{"x":[true,false,null]}],"s":"\u0000"}}"#,
         #"{"v":1,"op":"mechanics","free":true,"skill":"master","customer":null,"car":null,"services":null}"#,
@@ -301,6 +301,15 @@ struct RequestParserTests {
         ("{\"customer\":{\"name\":1}}", .invalidRequest), ("{\"car\":{\"year\":\"2012\"}}", .invalidRequest),
         ("{\"book\":\"yes\"}", .invalidRequest), ("{\"id\":true}", .invalidRequest), ("{\"id\":{}}", .invalidRequest),
         ("{\"id\":1.5}", .invalidRequest),
+        // Text quoted refuses: control characters, escaped or raw DEL, C1 and bidi overrides, too long, too many.
+        ("{\"customer\":{\"name\":\"a\\nb\"}}", .invalidRequest), ("{\"reason\":\"\\u001b[2J\"}", .invalidRequest),
+        ("{\"mechanic\":\"x\u{7F}\"}", .invalidRequest), ("{\"coupon\":\"\u{85}\"}", .invalidRequest),
+        ("{\"car\":{\"make\":\"\u{202E}abc\"}}", .invalidRequest),
+        ("{\"idempotencyKey\":\"a\\u0000b\"}", .invalidRequest),
+        ("{\"idempotencyKey\":\"\"}", .invalidRequest),
+        ("{\"idempotencyKey\":\"" + String(repeating: "k", count: 256) + "\"}", .invalidRequest),
+        ("{\"id\":\"" + String(repeating: "i", count: 257) + "\"}", .invalidRequest),
+        ("{\"services\":[" + Array(repeating: "\"s\"", count: 33).joined(separator: ",") + "]}", .invalidRequest),
     ]
 
     /// `JSONDecoder`'s verdict on `frame`, and ours, checked against each other: the parser

@@ -34,11 +34,34 @@ public struct Catalog: Sendable {
         positions: (services: [Int], mechanics: [Int], coupons: [Int])
     ) throws(CatalogError) {
         var problems: [Problem] = []
+        /// A name or code: visible, short, no control characters.
+        func checkText(_ text: String, at field: String) {
+            if let scalar = TextHygiene.firstForbidden(in: text) {
+                problems.append(
+                    Problem(field: field, message: "contains the control character \(TextHygiene.name(scalar))"))
+            } else if text.isBlank {
+                problems.append(Problem(field: field, message: "is empty"))
+            } else if text.unicodeScalars.count > QuoteLimits.maximumTextLength {
+                problems.append(
+                    Problem(field: field, message: "is longer than \(QuoteLimits.maximumTextLength) characters"))
+            }
+        }
+        /// An amount: within 0...``Money/maximumCents`` so that every total fits.
+        func checkBound(_ amount: Money, at field: String) {
+            if amount.cents > Money.maximumCents {
+                problems.append(
+                    Problem(
+                        field: field,
+                        message: "\(amount) is more than \(Money(cents: Money.maximumCents, currency: amount.currency))"
+                    ))
+            }
+        }
         var servicesByKey: [String: Int] = [:]
         for (index, service) in services.enumerated() {
             let field = "services[\(positions.services[index])]"
             let key = Catalog.key(service.name)
-            if key.isEmpty { problems.append(Problem(field: "\(field).name", message: "is empty")) }
+            checkText(service.name, at: "\(field).name")
+            checkBound(service.price, at: "\(field).price")
             if let first = servicesByKey[key] {
                 problems.append(
                     Problem(
@@ -62,7 +85,7 @@ public struct Catalog: Sendable {
         for (index, mechanic) in mechanics.enumerated() {
             let field = "mechanics[\(positions.mechanics[index])]"
             let key = Catalog.key(mechanic.name)
-            if key.isEmpty { problems.append(Problem(field: "\(field).name", message: "is empty")) }
+            checkText(mechanic.name, at: "\(field).name")
             if let first = mechanicsByKey[key] {
                 problems.append(
                     Problem(
@@ -87,7 +110,8 @@ public struct Catalog: Sendable {
         for (index, coupon) in coupons.enumerated() {
             let field = "coupons[\(positions.coupons[index])]"
             let key = Catalog.key(coupon.code)
-            if key.isEmpty { problems.append(Problem(field: "\(field).code", message: "is empty")) }
+            checkText(coupon.code, at: "\(field).code")
+            if case .amount(let amount) = coupon.discount { checkBound(amount, at: "\(field).amountOff") }
             if let first = couponsByKey[key] {
                 problems.append(
                     Problem(

@@ -31,10 +31,10 @@ public struct Coupon: Hashable, Sendable, Codable {
     }
 
     /// The discount on `subtotal`: never negative and never more than the subtotal.
-    public func discount(on subtotal: Money) -> Money {
+    public func discount(on subtotal: Money) throws(MoneyError) -> Money {
         let raw: Money
         switch discount {
-        case .percent(let percent): raw = subtotal.percentage(percent)
+        case .percent(let percent): raw = try subtotal.percentage(percent)
         case .amount(let amount): raw = Money(cents: amount.cents, currency: subtotal.currency)
         }
         return Money(cents: min(max(raw.cents, 0), max(subtotal.cents, 0)), currency: subtotal.currency)

@@ -71,9 +71,11 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
         if parts.count == 2 {
             let digits = parts[1]
             guard (1...2).contains(digits.count), digits.allSatisfy(\.isASCIIDigit) else { return nil }
-            fraction = Int64(digits)! * (digits.count == 1 ? 10 : 1)
+            guard let value = Int64(digits) else { return nil }
+            fraction = value * (digits.count == 1 ? 10 : 1)
         }
-        let cents = Int64(whole)! * 100 + fraction
+        guard let units = Int64(whole) else { return nil }
+        let cents = units * 100 + fraction
         self.init(cents: negative ? -cents : cents, currency: currency)
     }
 
@@ -94,33 +96,89 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
 
     public var description: String { formatted }
 
-    /// `percent`% of this amount, rounded half away from zero to the cent.
-    public func percentage(_ percent: Int) -> Money {
-        let product = cents * Int64(percent)
-        let rounded = (product.magnitude + 50) / 100
-        return Money(cents: product < 0 ? -Int64(rounded) : Int64(rounded), currency: currency)
+    /// The largest amount a catalog price, a coupon or a price set by hand may have:
+    /// $1,000,000,000.00 in cents. With at most ``QuoteLimits/maximumServices`` lines, every
+    /// subtotal, discount and total stays far inside `Int64`.
+    public static let maximumCents: Int64 = 100_000_000_000
+
+    /// `percent`% of this amount, rounded half away from zero to the cent; throws instead of
+    /// overflowing.
+    public func percentage(_ percent: Int) throws(MoneyError) -> Money {
+        let (product, overflow) = cents.multipliedReportingOverflow(by: Int64(clamping: percent))
+        guard !overflow, product != .min else { throw MoneyError(.overflow, "\(self) x \(percent)% is out of range") }
+        let (rounded, overflowRounding) = product.magnitude.addingReportingOverflow(50)
+        guard !overflowRounding else { throw MoneyError(.overflow, "\(self) x \(percent)% is out of range") }
+        let value = Int64(rounded / 100)
+        return Money(cents: product < 0 ? -value : value, currency: currency)
     }
 
-    public static func + (lhs: Money, rhs: Money) -> Money {
-        precondition(lhs.currency == rhs.currency, "adding \(lhs.currency) to \(rhs.currency)")
-        return Money(cents: lhs.cents + rhs.cents, currency: lhs.currency)
+    /// This amount plus `other`, which must be in the same currency; throws on a mismatch or
+    /// an overflow instead of trapping.
+    public func adding(_ other: Money) throws(MoneyError) -> Money {
+        guard currency == other.currency else {
+            throw MoneyError(.currencyMismatch, "cannot add \(other.currency) to \(currency)")
+        }
+        let (sum, overflow) = cents.addingReportingOverflow(other.cents)
+        guard !overflow else { throw MoneyError(.overflow, "\(self) + \(other) is out of range") }
+        return Money(cents: sum, currency: currency)
     }
 
-    public static func - (lhs: Money, rhs: Money) -> Money {
-        precondition(lhs.currency == rhs.currency, "subtracting \(rhs.currency) from \(lhs.currency)")
-        return Money(cents: lhs.cents - rhs.cents, currency: lhs.currency)
+    /// This amount minus `other`, which must be in the same currency; throws on a mismatch or
+    /// an overflow instead of trapping.
+    public func subtracting(_ other: Money) throws(MoneyError) -> Money {
+        guard currency == other.currency else {
+            throw MoneyError(.currencyMismatch, "cannot subtract \(other.currency) from \(currency)")
+        }
+        let (difference, overflow) = cents.subtractingReportingOverflow(other.cents)
+        guard !overflow else { throw MoneyError(.overflow, "\(self) - \(other) is out of range") }
+        return Money(cents: difference, currency: currency)
     }
 
+    /// Orders by currency code, then amount: total, and never a trap on mixed currencies.
     public static func < (lhs: Money, rhs: Money) -> Bool {
-        precondition(lhs.currency == rhs.currency, "comparing \(lhs.currency) with \(rhs.currency)")
-        return lhs.cents < rhs.cents
+        (lhs.currency.code, lhs.cents) < (rhs.currency.code, rhs.cents)
     }
 }
 
+/// Why money arithmetic was refused: amounts in two currencies, or a result beyond `Int64`.
+public struct MoneyError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure. New kinds may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case currencyMismatch = "currency_mismatch"
+            case overflow
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The two amounts are in different currencies.
+        public static let currencyMismatch = Code(.currencyMismatch)
+        /// The result does not fit in 64-bit cents.
+        public static let overflow = Code(.overflow)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What failed.
+    public let code: Code
+    /// A sentence for people.
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
 extension Sequence where Element == Money {
-    /// The sum of the amounts, all in `currency`.
-    public func sum(in currency: Currency) -> Money {
-        reduce(.zero(currency), +)
+    /// The sum of the amounts, all in `currency`; throws on a mismatch or an overflow.
+    public func sum(in currency: Currency) throws(MoneyError) -> Money {
+        var total = Money.zero(currency)
+        for amount in self { total = try total.adding(amount) }
+        return total
     }
 }
 

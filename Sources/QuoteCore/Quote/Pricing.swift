@@ -41,22 +41,32 @@ public struct Pricing: Hashable, Sendable, Codable {
 
     /// Prices `request` from the catalog: the sum of its services minus the coupon.
     ///
-    /// Only meaningful when the request has no ``QuoteRequest/pendingReasons``.
-    public static func automatic(for request: QuoteRequest, currency: Currency) -> Pricing {
+    /// Only meaningful when the request has no ``QuoteRequest/pendingReasons``. Refused, never
+    /// trapped, when a line is in another currency (the catalog's changed since the request
+    /// was made) or a sum is out of range.
+    public static func automatic(for request: QuoteRequest, currency: Currency) throws(QuoteError) -> Pricing {
         let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
-        let subtotal = lines.map(\.price).sum(in: currency)
-        let discount = request.coupon?.discount(on: subtotal) ?? .zero(currency)
-        return Pricing(
-            lines: lines, subtotal: subtotal, coupon: request.coupon?.code, discount: discount,
-            total: subtotal - discount, isManual: false)
+        do {
+            let subtotal = try lines.map(\.price).sum(in: currency)
+            let discount = try request.coupon?.discount(on: subtotal) ?? .zero(currency)
+            return Pricing(
+                lines: lines, subtotal: subtotal, coupon: request.coupon?.code, discount: discount,
+                total: try subtotal.subtracting(discount), isManual: false)
+        } catch {
+            throw QuoteError(error)
+        }
     }
 
     /// A total set by support; the catalog lines are kept for reference, with no discount.
-    public static func manual(_ total: Money, for request: QuoteRequest) -> Pricing {
+    public static func manual(_ total: Money, for request: QuoteRequest) throws(QuoteError) -> Pricing {
         let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
-        return Pricing(
-            lines: lines, subtotal: lines.map(\.price).sum(in: total.currency), coupon: nil,
-            discount: .zero(total.currency), total: total, isManual: true)
+        do {
+            return Pricing(
+                lines: lines, subtotal: try lines.map(\.price).sum(in: total.currency), coupon: nil,
+                discount: .zero(total.currency), total: total, isManual: true)
+        } catch {
+            throw QuoteError(error)
+        }
     }
 }
 

@@ -37,10 +37,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         @usableFromInline let submittedAt: Date
         @usableFromInline let updatedAt: Date
         @usableFromInline let submittedBy: String?
+        @usableFromInline let submissionDigest: SubmissionDigest?
 
         init(
             id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
-            submittedBy: String?
+            submittedBy: String?, submissionDigest: SubmissionDigest?
         ) {
             self.id = id
             self.request = request
@@ -48,6 +49,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             self.submittedAt = submittedAt
             self.updatedAt = updatedAt
             self.submittedBy = submittedBy
+            self.submissionDigest = submissionDigest
         }
     }
 
@@ -70,22 +72,29 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// `nil` when the daemon authenticated no one. The audit trail, and what a `client`
     /// role's access to its own quotes is checked against.
     @inlinable public var submittedBy: String? { fields.submittedBy }
+    /// The fingerprint of the submission that created the quote, as the client sent it: a
+    /// retry under the same idempotency key must match it. `nil` for quotes stored before it
+    /// was kept.
+    @inlinable public var submissionDigest: SubmissionDigest? { fields.submissionDigest }
 
     /// A newly submitted quote.
-    public init(id: QuoteID, request: QuoteRequest, submittedAt: Date, submittedBy: String? = nil) {
+    public init(
+        id: QuoteID, request: QuoteRequest, submittedAt: Date, submittedBy: String? = nil,
+        submissionDigest: SubmissionDigest? = nil
+    ) {
         self.init(
             id: id, request: request, stage: .submitted, submittedAt: submittedAt, updatedAt: submittedAt,
-            submittedBy: submittedBy)
+            submittedBy: submittedBy, submissionDigest: submissionDigest)
     }
 
     /// Recreates a quote exactly as stored.
     public init(
         id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
-        submittedBy: String? = nil
+        submittedBy: String? = nil, submissionDigest: SubmissionDigest? = nil
     ) {
         fields = Fields(
             id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
-            submittedBy: submittedBy)
+            submittedBy: submittedBy, submissionDigest: submissionDigest)
     }
 
     /// Equal when every field is: the same box at once, else field by field (the cheapest
@@ -94,6 +103,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         if lhs.fields === rhs.fields { return true }
         return lhs.id == rhs.id && lhs.stage == rhs.stage && lhs.updatedAt == rhs.updatedAt
             && lhs.submittedAt == rhs.submittedAt && lhs.submittedBy == rhs.submittedBy && lhs.request == rhs.request
+            && lhs.submissionDigest == rhs.submissionDigest
     }
 
     /// Hashes every field, as the synthesized conformance did.
@@ -104,10 +114,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         hasher.combine(submittedAt)
         hasher.combine(updatedAt)
         hasher.combine(submittedBy)
+        hasher.combine(submissionDigest)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, request, stage, submittedAt, updatedAt, submittedBy
+        case id, request, stage, submittedAt, updatedAt, submittedBy, submissionDigest
     }
 
     /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
@@ -119,7 +130,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             stage: try container.decode(QuoteStage.self, forKey: .stage),
             submittedAt: try container.decode(Date.self, forKey: .submittedAt),
             updatedAt: try container.decode(Date.self, forKey: .updatedAt),
-            submittedBy: try container.decodeIfPresent(String.self, forKey: .submittedBy))
+            submittedBy: try container.decodeIfPresent(String.self, forKey: .submittedBy),
+            submissionDigest: try container.decodeIfPresent(SubmissionDigest.self, forKey: .submissionDigest))
     }
 
     /// Encodes the keys the synthesized conformance used.
@@ -131,6 +143,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         try container.encode(submittedAt, forKey: .submittedAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(submittedBy, forKey: .submittedBy)
+        try container.encodeIfPresent(submissionDigest, forKey: .submissionDigest)
     }
 
     // MARK: What each state has
@@ -210,7 +223,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// Prices a submitted quote: `ready` when everything needed is there, else `pending`
     /// with the reasons.
     public func priced(currency: Currency, at now: Date) throws(QuoteError) -> Quote {
-        try moved(to: .priced(request, currency: currency), at: now)
+        try moved(to: try .priced(request, currency: currency), at: now)
     }
 
     /// Applies support's resolution to a pending quote, which must leave it priceable: by
@@ -221,15 +234,16 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         }
         let updated = Quote(
             id: id, request: try resolution.applied(to: request, in: catalog), stage: stage, submittedAt: submittedAt,
-            updatedAt: updatedAt)
+            updatedAt: updatedAt, submittedBy: submittedBy, submissionDigest: submissionDigest)
         let pricing: Pricing
         if let price = resolution.price {
-            guard price.cents >= 0, price.currency == catalog.currency else {
+            guard (0...Money.maximumCents).contains(price.cents), price.currency == catalog.currency else {
                 throw QuoteError(
-                    .invalidResolution, "the price must be a non-negative amount in \(catalog.currency)",
+                    .invalidResolution,
+                    "the price must be an amount from 0 to \(Money(cents: Money.maximumCents, currency: catalog.currency)) in \(catalog.currency)",
                     problems: [Problem(field: "price", message: "\(price) is not allowed")])
             }
-            pricing = .manual(price, for: updated.request)
+            pricing = try .manual(price, for: updated.request)
         } else {
             let remaining = updated.request.pendingReasons
             guard remaining.isEmpty else {
@@ -237,7 +251,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
                     .unresolved, "the quote still cannot be priced; fill what is missing or set a price",
                     problems: remaining.map { Problem(field: $0.field, message: $0.message) })
             }
-            pricing = .automatic(for: updated.request, currency: catalog.currency)
+            pricing = try .automatic(for: updated.request, currency: catalog.currency)
         }
         return try updated.moved(to: .ready(pricing: pricing), at: now)
     }
@@ -297,6 +311,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     private func moved(to next: QuoteStage, at now: Date) throws(QuoteError) -> Quote {
         guard status.canMove(to: next.status) else { throw .illegalTransition(from: status, to: next.status) }
         return Quote(
-            id: id, request: request, stage: next, submittedAt: submittedAt, updatedAt: now, submittedBy: submittedBy)
+            id: id, request: request, stage: next, submittedAt: submittedAt, updatedAt: now, submittedBy: submittedBy,
+            submissionDigest: submissionDigest)
     }
 }

@@ -16,6 +16,7 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
             case invalidResolution = "invalid_resolution"
             case unknownQuote = "unknown_quote"
             case unknownMechanic = "unknown_mechanic"
+            case idempotencyConflict = "idempotency_conflict"
         }
 
         private let base: Base
@@ -39,6 +40,8 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownQuote = Code(.unknownQuote)
         /// No mechanic has the given name or id.
         public static let unknownMechanic = Code(.unknownMechanic)
+        /// The idempotency key was used before for a different submission; nothing was applied.
+        public static let idempotencyConflict = Code(.idempotencyConflict)
 
         /// The snake_case code used on the wire, such as `illegal_transition`.
         public var description: String { base.rawValue }
@@ -61,12 +64,18 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ code: Code, _ message: String, problems: [Problem] = []) {
         self.code = code
         self.message = message
-        self.problems = problems
+        self.problems = QuoteLimits.capped(problems)
     }
 
     /// The refusal of a change from `from` to `to`, naming both states.
     public static func illegalTransition(from: QuoteStatus, to: QuoteStatus) -> QuoteError {
         QuoteError(.illegalTransition, "a \(from) quote cannot become \(to)")
+    }
+
+    /// A refusal of money arithmetic that would have trapped: amounts in two currencies (a
+    /// quote priced before the catalog's currency changed) or a sum out of range.
+    init(_ error: MoneyError) {
+        self.init(.invalidResolution, "the quote cannot be priced: \(error.message)")
     }
 
     public var description: String {

@@ -63,10 +63,10 @@ public enum QuoteStage: Hashable, Sendable, Codable {
     /// The stage a newly submitted `request` is priced to: `ready` with the automatic price
     /// when everything needed is there, else `pending` with the reasons. Pure, so it can be
     /// decided before the quote reaches the store.
-    public static func priced(_ request: QuoteRequest, currency: Currency) -> QuoteStage {
+    public static func priced(_ request: QuoteRequest, currency: Currency) throws(QuoteError) -> QuoteStage {
         let reasons = request.pendingReasons
         return reasons.isEmpty
-            ? .ready(pricing: .automatic(for: request, currency: currency)) : .pending(reasons: reasons)
+            ? .ready(pricing: try .automatic(for: request, currency: currency)) : .pending(reasons: reasons)
     }
 
     /// The state, without its data.

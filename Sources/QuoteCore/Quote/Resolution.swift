@@ -34,21 +34,31 @@ public struct Resolution: Hashable, Sendable, Codable {
                 problems.append(Problem(field: "year", message: "\(year) is not a plausible model year"))
             }
         }
-        if let trim = trim?.trimmingPrefixAndSuffixSpaces(), !trim.isEmpty { updated.car.trim = trim }
-        if let make = make?.trimmingPrefixAndSuffixSpaces(), !make.isEmpty { updated.car.make = make }
-        if let model = model?.trimmingPrefixAndSuffixSpaces(), !model.isEmpty { updated.car.model = model }
+        if let trim = trim?.trimmingPrefixAndSuffixSpaces(), !trim.isBlank { updated.car.trim = trim }
+        if let make = make?.trimmingPrefixAndSuffixSpaces(), !make.isBlank { updated.car.make = make }
+        if let model = model?.trimmingPrefixAndSuffixSpaces(), !model.isBlank { updated.car.model = model }
         if let services {
             var listed: [RequestedService] = []
+            var seen: Set<String> = []
             if services.isEmpty {
                 problems.append(Problem(field: "services", message: "must list at least one service"))
+            } else if services.count > QuoteLimits.maximumServices {
+                problems.append(
+                    Problem(
+                        field: "services",
+                        message: "lists \(services.count) services; at most \(QuoteLimits.maximumServices) are allowed")
+                )
             }
-            for (index, name) in services.enumerated() {
+            for (index, name) in services.prefix(QuoteLimits.maximumServices).enumerated() {
                 if let service = catalog.service(named: name) {
-                    if !listed.contains(where: { $0.name == service.name }) {
+                    if seen.insert(service.name).inserted {
                         listed.append(RequestedService(name: service.name, listed: service))
                     }
                 } else {
-                    problems.append(Problem(field: "services[\(index)]", message: "service \"\(name)\" not in catalog"))
+                    problems.append(
+                        Problem(
+                            field: "services[\(index)]", message: "service \"\(QuoteLimits.echo(name))\" not in catalog"
+                        ))
                 }
             }
             updated.services = listed

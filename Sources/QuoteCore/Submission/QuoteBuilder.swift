@@ -13,6 +13,8 @@ public struct QuoteBuilder: Sendable, Hashable {
     /// Each service's catalog key (``Catalog/key(_:)``), computed once: case folding is most
     /// of what checking and looking up a name costs.
     private var serviceKeys: [String] = []
+    /// The same keys, for a constant-time check that a name is already there.
+    private var serviceKeySet: Set<String> = []
     private var servicesGiven = false
     private var mechanic: String?
     private var coupon: String?
@@ -46,7 +48,7 @@ public struct QuoteBuilder: Sendable, Hashable {
     public mutating func addService(_ name: String) {
         servicesGiven = true
         let key = Catalog.key(name)
-        guard key.isEmpty || !serviceKeys.contains(key) else { return }
+        guard key.isEmpty || serviceKeySet.insert(key).inserted else { return }
         services.append(name)
         serviceKeys.append(key)
     }
@@ -54,6 +56,7 @@ public struct QuoteBuilder: Sendable, Hashable {
     /// Removes a service by name, in any case.
     public mutating func removeService(_ name: String) {
         let key = Catalog.key(name)
+        guard serviceKeySet.remove(key) != nil else { return }
         for index in serviceKeys.indices.reversed() where serviceKeys[index] == key {
             services.remove(at: index)
             serviceKeys.remove(at: index)
@@ -87,7 +90,7 @@ public struct QuoteBuilder: Sendable, Hashable {
         var problems: [Problem] = []
 
         func required(_ value: String?, _ field: String) -> String? {
-            guard let value, !value.trimmingPrefixAndSuffixSpaces().isEmpty else {
+            guard let value, !value.isBlank else {
                 problems.append(Problem(field: field, message: "is required"))
                 return nil
             }
@@ -100,7 +103,9 @@ public struct QuoteBuilder: Sendable, Hashable {
             var email = required(customer.email, "customer.email")
             if let given = email, !Customer.isPlausibleEmail(given) {
                 problems.append(
-                    Problem(field: "customer.email", message: "\"\(given)\" is not a plausible email address"))
+                    Problem(
+                        field: "customer.email",
+                        message: "\"\(QuoteLimits.echo(given))\" is not a plausible email address"))
                 email = nil
             }
             let address = required(customer.address, "customer.address")
@@ -122,7 +127,7 @@ public struct QuoteBuilder: Sendable, Hashable {
             }
             let trim = car.trim?.trimmingPrefixAndSuffixSpaces()
             if let make, let model, yearOK {
-                validCar = Car(make: make, model: model, year: car.year, trim: trim?.isEmpty == true ? nil : trim)
+                validCar = Car(make: make, model: model, year: car.year, trim: trim?.isBlank == true ? nil : trim)
             }
         } else {
             problems.append(Problem(field: "car", message: "is required (make and model at least)"))
@@ -134,10 +139,15 @@ public struct QuoteBuilder: Sendable, Hashable {
                 Problem(
                     field: "services",
                     message: servicesGiven ? "must list at least one service" : "is required (one or more services)"))
+        } else if services.count > QuoteLimits.maximumServices {
+            problems.append(
+                Problem(
+                    field: "services",
+                    message: "lists \(services.count) services; at most \(QuoteLimits.maximumServices) are allowed"))
         }
-        for (index, name) in services.enumerated() {
+        for (index, name) in services.prefix(QuoteLimits.maximumServices).enumerated() {
             let trimmed = name.trimmingPrefixAndSuffixSpaces()
-            if trimmed.isEmpty {
+            if trimmed.isBlank {
                 problems.append(Problem(field: "services[\(index)]", message: "is empty"))
             } else if let service = catalog.service(key: serviceKeys[index]) {
                 requested.append(RequestedService(name: service.name, listed: service))
@@ -147,7 +157,7 @@ public struct QuoteBuilder: Sendable, Hashable {
         }
 
         var preferred: Mechanic?
-        if let name = mechanic?.trimmingPrefixAndSuffixSpaces(), !name.isEmpty {
+        if let name = mechanic?.trimmingPrefixAndSuffixSpaces(), !name.isBlank {
             if let found = catalog.mechanic(named: name) {
                 let beyond = found.servicesBeyondSkill(requested.compactMap(\.listed))
                 if beyond.isEmpty {
@@ -157,12 +167,13 @@ public struct QuoteBuilder: Sendable, Hashable {
                     problems.append(Problem(field: "mechanic", message: "\(found.name) cannot perform \(names)"))
                 }
             } else {
-                problems.append(Problem(field: "mechanic", message: "no mechanic named \"\(name)\""))
+                problems.append(
+                    Problem(field: "mechanic", message: "no mechanic named \"\(QuoteLimits.echo(name))\""))
             }
         }
 
         var validCoupon: Coupon?
-        if let code = coupon?.trimmingPrefixAndSuffixSpaces(), !code.isEmpty {
+        if let code = coupon?.trimmingPrefixAndSuffixSpaces(), !code.isBlank {
             if let found = catalog.coupon(code: code) {
                 if found.isExpired(at: now) {
                     problems.append(Problem(field: "coupon", message: "\(found.code) has expired"))
@@ -170,7 +181,7 @@ public struct QuoteBuilder: Sendable, Hashable {
                     validCoupon = found
                 }
             } else {
-                problems.append(Problem(field: "coupon", message: "no coupon \"\(code)\""))
+                problems.append(Problem(field: "coupon", message: "no coupon \"\(QuoteLimits.echo(code))\""))
             }
         }
 

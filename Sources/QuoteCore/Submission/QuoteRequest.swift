@@ -83,7 +83,8 @@ public struct PendingReason: Hashable, Sendable, Codable, CustomStringConvertibl
     /// A service the catalog does not list.
     public static func unlistedService(_ name: String, index: Int) -> PendingReason {
         PendingReason(
-            code: "unlisted_service", field: "services[\(index)]", message: "service \"\(name)\" not in catalog")
+            code: "unlisted_service", field: "services[\(index)]",
+            message: "service \"\(QuoteLimits.echo(name))\" not in catalog")
     }
 
     public var description: String { message }

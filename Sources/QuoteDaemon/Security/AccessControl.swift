@@ -32,6 +32,8 @@ public final class AccessControl: Sendable {
         public var added: Int
         /// Keys no longer listed, or listed with another name or role.
         public var removed: Int
+        /// Files skipped, each with why: no one gains access through them.
+        public var skipped: [String] = []
     }
 
     /// The ZAP domain of the commands socket.
@@ -51,9 +53,40 @@ public final class AccessControl: Sendable {
         /// A subscriber's key lost its access since the events socket last dropped its
         /// connections: it must drop them again, for its peers to authenticate anew.
         var subscriberRevoked = false
-        /// Keys already warned about since the last reload: a refused peer reconnects every
-        /// few hundred milliseconds, and one warning says it.
-        var warned: Set<String> = []
+        /// Refused handshakes logged one by one in the current window, and those only counted.
+        var refusals = RefusalLog()
+    }
+
+    /// A global budget for refused-handshake warnings: a peer trying many keys, or many peers,
+    /// must not flood the journal. The first ``burst`` refusals of each ``window`` are logged
+    /// one by one; the rest are counted and summed up in one line when the window ends.
+    struct RefusalLog {
+        static let burst = 10
+        static let window = Duration.seconds(60)
+        var started = ContinuousClock.now
+        var logged = 0
+        var suppressed = 0
+
+        /// Counts a refusal at `now`: whether to log it, and the summary of a window that ended.
+        mutating func record(at now: ContinuousClock.Instant) -> (log: Bool, summary: Int?) {
+            let summary = roll(at: now)
+            guard logged < Self.burst else {
+                suppressed += 1
+                return (false, summary)
+            }
+            logged += 1
+            return (true, summary)
+        }
+
+        /// Ends the window if it is over: how many refusals went unlogged in it, if any.
+        mutating func roll(at now: ContinuousClock.Instant) -> Int? {
+            guard now - started >= Self.window else { return nil }
+            let summary = suppressed > 0 ? suppressed : nil
+            started = now
+            logged = 0
+            suppressed = 0
+            return summary
+        }
     }
 
     /// Reads the server's secret certificate and the clients directory; throws naming the
@@ -80,7 +113,7 @@ public final class AccessControl: Sendable {
         }
         self.clientsDirectory = clientsDirectory
         self.logger = logger
-        state = Mutex(State(principals: try Self.load(clientsDirectory)))
+        state = Mutex(State(principals: try Self.load(clientsDirectory).get()))
     }
 
     /// Every listed key.
@@ -88,20 +121,37 @@ public final class AccessControl: Sendable {
         state.withLock { Array($0.principals.values) }.sorted { ($0.name, $0.key) < ($1.name, $1.key) }
     }
 
-    /// Reads the clients directory again and puts it in force: a key no longer listed is
-    /// refused from its next request, and its subscriptions are dropped. On error the list in
-    /// force stays.
+    /// Reads the clients directory again and puts it in force, failing closed: a key no
+    /// longer listed (or whose file can no longer be read) is refused from its next request,
+    /// and its subscriptions are dropped. A file that cannot be used is skipped and named in
+    /// ``Change/skipped``, and no one gains access through it; the other files apply. A
+    /// directory that cannot be read at all lets no one in until it can.
     @discardableResult
-    public func reload() throws(ConfigurationError) -> Change {
-        let next = try Self.load(clientsDirectory)
+    public func reload() -> Change {
+        let (next, problems) = Self.load(clientsDirectory, skippingBadFiles: true)
+        for problem in problems {
+            logger.error("clients: file skipped, no access through it", metadata: ["problem": "\(problem.reason)"])
+        }
         return state.withLock { state in
             let removed = state.principals.filter { next[$0.key] != $0.value }
             let added = next.filter { state.principals[$0.key] != $0.value }
             if removed.values.contains(where: { $0.role.maySubscribe }) { state.subscriberRevoked = true }
             state.principals = next
-            state.warned = []
-            return Change(added: added.count, removed: removed.count)
+            return Change(added: added.count, removed: removed.count, skipped: problems.map(\.reason))
         }
+    }
+
+    /// Logs how many refused handshakes went unlogged in a window that has ended (called
+    /// by the I/O loop each turn, so the count comes even when refusals stop).
+    func summarizeRefusals(at now: ContinuousClock.Instant = .now) {
+        let summary = state.withLock { $0.refusals.roll(at: now) }
+        if let summary { logSummary(summary) }
+    }
+
+    private func logSummary(_ count: Int) {
+        logger.warning(
+            "connections refused: \(count) more in the last \(RefusalLog.window) not logged one by one",
+            metadata: ["refused": "\(count)"])
     }
 
     /// The listed client whose connection ZAP named `userId`; `nil` for one not listed (any
@@ -127,7 +177,9 @@ public final class AccessControl: Sendable {
         guard request.mechanism == "CURVE", let credential = request.credentials.first, credential.count == 32,
             let key = try? Z85.encode(credential)
         else {
-            warn(request.address, request, key: nil, "not a CURVE client")
+            let (log, summary) = state.withLock { $0.refusals.record(at: .now) }
+            if let summary { logSummary(summary) }
+            if log { warn(request.address, request, key: nil, "not a CURVE client") }
             return request.reply(status: 400, text: "CURVE required")
         }
         // Decided under the lock; logged and answered after it.
@@ -143,13 +195,12 @@ public final class AccessControl: Sendable {
             } else {
                 refusal = ("key not in the clients directory", "key not allowed")
             }
-            // Bounded: a peer trying many keys must not grow it without end.
-            if state.warned.count >= 1_024 { state.warned = [] }
-            let first = state.warned.insert(key + request.domain).inserted
-            return .refused(log: first ? refusal.log : nil, reply: refusal.reply)
+            let (log, summary) = state.refusals.record(at: .now)
+            return .refused(log: log ? refusal.log : nil, summary: summary, reply: refusal.reply)
         }
         switch decision {
-        case .refused(let log, let reply):
+        case .refused(let log, let summary, let reply):
+            if let summary { logSummary(summary) }
             if let log { warn(request.address, request, key: key, log) }
             return request.reply(status: 400, text: reply)
         case .allowed(let principal):
@@ -166,8 +217,9 @@ public final class AccessControl: Sendable {
     /// What the handler answers a handshake.
     private enum Decision {
         case allowed(Principal)
-        /// Refused, with what to log the first time for this key (`nil` after).
-        case refused(log: String?, reply: String)
+        /// Refused, with what to log (`nil` past the window's budget), and the count of a
+        /// window that just ended.
+        case refused(log: String?, summary: Int?, reply: String)
     }
 
     private func warn(_ address: String, _ request: ZAP.Request, key: String?, _ reason: String) {
@@ -180,19 +232,39 @@ public final class AccessControl: Sendable {
     }
 
     /// Reads every public certificate (`*.key`) in `directory`: each needs a known `role` in
-    /// its metadata; a key listed twice is an error.
-    static func load(_ directory: String) throws(ConfigurationError) -> [String: Principal] {
+    /// its metadata; a key listed twice is an error. Fails on the first problem.
+    static func load(_ directory: String) -> Result<[String: Principal], ConfigurationError> {
+        let (principals, problems) = load(directory, skippingBadFiles: false)
+        if let first = problems.first { return .failure(first) }
+        return .success(principals)
+    }
+
+    /// Reads `directory` as ``load(_:)`` does; with `skippingBadFiles`, goes on past a file
+    /// that cannot be used (and past a key listed twice, keeping neither copy), returning
+    /// the problems beside the keys that are fine.
+    static func load(
+        _ directory: String, skippingBadFiles: Bool
+    ) -> (principals: [String: Principal], problems: [ConfigurationError]) {
         let key = "security.clientsDirectory"
         let files: [String]
         do {
             files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".key") }
                 .sorted()
         } catch {
-            throw ConfigurationError(
-                key: key, reason: "cannot read the directory \(directory): \(error.localizedDescription)")
+            return (
+                [:],
+                [
+                    ConfigurationError(
+                        key: key, reason: "cannot read the directory \(directory): \(error.localizedDescription)")
+                ]
+            )
         }
         var principals: [String: Principal] = [:]
+        var problems: [ConfigurationError] = []
+        /// Keys found twice: kept by neither file, since which one is meant is unknown.
+        var duplicated: Set<String> = []
         for file in files {
+            if !skippingBadFiles, !problems.isEmpty { break }
             let path = (directory as NSString).appendingPathComponent(file)
             let certificate: Certificate
             let z85: String
@@ -200,30 +272,41 @@ public final class AccessControl: Sendable {
                 certificate = try Certificate.load(path)
                 z85 = try Z85.encode(certificate.publicKey)
             } catch let error as CertificateError {
-                throw ConfigurationError(key: key, reason: error.message)
+                problems.append(ConfigurationError(key: key, reason: error.message))
+                continue
             } catch {
-                throw ConfigurationError(key: key, reason: "\(path): \(error)")
+                problems.append(ConfigurationError(key: key, reason: "\(path): \(error)"))
+                continue
             }
             guard let roleName = certificate.metadata["role"] else {
-                throw ConfigurationError(
-                    key: key,
-                    reason:
-                        "\(path) names no role; add role = \"\(Role.client)\" (or \(Role.allCases.map(\.rawValue).joined(separator: ", "))) to its metadata"
-                )
+                problems.append(
+                    ConfigurationError(
+                        key: key,
+                        reason:
+                            "\(path) names no role; add role = \"\(Role.client)\" (or \(Role.allCases.map(\.rawValue).joined(separator: ", "))) to its metadata"
+                    ))
+                continue
             }
             guard let role = Role(rawValue: roleName) else {
-                throw ConfigurationError(
-                    key: key,
-                    reason:
-                        "\(path) has the unknown role \"\(roleName)\"; use one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
+                problems.append(
+                    ConfigurationError(
+                        key: key,
+                        reason:
+                            "\(path) has the unknown role \"\(roleName)\"; use one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))"
+                    ))
+                continue
             }
-            if let other = principals[z85] {
-                throw ConfigurationError(key: key, reason: "\(path) lists the key of \(other.name) again")
+            if duplicated.contains(z85) || principals[z85] != nil {
+                let other = principals.removeValue(forKey: z85)
+                duplicated.insert(z85)
+                problems.append(
+                    ConfigurationError(
+                        key: key, reason: "\(path) lists the key of \(other?.name ?? "another file") again"))
+                continue
             }
             let name = certificate.metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? z85
             principals[z85] = Principal(key: z85, name: name, role: role)
         }
-        return principals
+        return (principals, problems)
     }
 }

@@ -1,0 +1,92 @@
+import QuoteStore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Whether the database file (and its write-ahead log) is still the one the store opened:
+/// deleted, replaced by another file or truncated under a running daemon, SQLite would go on
+/// writing to the old, unlinked inode, and every acknowledged write would be gone at the next
+/// start. Checked after each commit and on each health read (two `stat` calls); once the file
+/// is found to be someone else's, the store stays down until restarted, saying why.
+final class FileIdentity: Sendable {
+    private struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private struct State {
+        var database: Identity?
+        var log: Identity?
+        /// The largest size seen: a database file never shrinks under a store that does not
+        /// vacuum, so a smaller one was truncated.
+        var largest: Int64 = 0
+        /// Why the store is down, once it is.
+        var failure: String?
+    }
+
+    private let path: String
+    private let state: Mutex<State>
+
+    /// Remembers the identity of `path` and `path-wal` as they are now, just opened.
+    init(path: String) {
+        self.path = path
+        var initial = State()
+        if let (identity, size) = Self.status(path) {
+            initial.database = identity
+            initial.largest = size
+        }
+        initial.log = Self.status(path + "-wal")?.0
+        state = Mutex(initial)
+    }
+
+    /// Throws `unavailable`, naming what happened, when either file is gone or not the one
+    /// opened; every call after the first failure throws the same.
+    func check() throws(StoreError) {
+        let database = Self.status(path)
+        let log = Self.status(path + "-wal")
+        let failure = state.withLock { state -> String? in
+            if let failure = state.failure { return failure }
+            var found: String?
+            if let expected = state.database {
+                if let (identity, size) = database {
+                    if identity != expected {
+                        found = "\(path) was replaced by another file"
+                    } else if size < state.largest {
+                        found = "\(path) was truncated (\(size) bytes, was \(state.largest))"
+                    } else {
+                        state.largest = size
+                    }
+                } else {
+                    found = "\(path) was deleted"
+                }
+            }
+            if found == nil {
+                if let expected = state.log {
+                    if let (identity, _) = log {
+                        if identity != expected { found = "\(path)-wal was replaced by another file" }
+                    } else {
+                        found = "\(path)-wal was deleted"
+                    }
+                } else {
+                    // SQLite creates the log with the first transaction: known from then on.
+                    state.log = log?.0
+                }
+            }
+            state.failure = found.map {
+                "\($0) while open: commits there would be lost at the next start; restart quoted (restore the file first)"
+            }
+            return state.failure
+        }
+        if let failure { throw StoreError(.unavailable, failure) }
+    }
+
+    private static func status(_ path: String) -> (Identity, Int64)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int64(info.st_size))
+    }
+}
