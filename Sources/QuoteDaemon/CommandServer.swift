@@ -69,8 +69,8 @@ public final class CommandServer: ServiceLifecycle.Service {
         let worker = try StoreWorker(
             stage: StoreStage(
                 store: store, logger: logger, metrics: metrics,
-                maximumRows: max(16, configuration.maxReplyBytes / 256)), catalog: catalog,
-            maxBatch: configuration.maxBatch)
+                maximumRows: max(16, configuration.maxReplyBytes / 512)), catalog: catalog,
+            maxBatch: configuration.maxBatch, maxPageReads: max(1, Self.bytesPerTurn / configuration.maxReplyBytes / 4))
         // Whatever the roster became while quoted was down, free mechanics take from the line.
         worker.enqueue(.serveWaitList)
         self.worker.withLock { $0 = worker }
@@ -121,6 +121,10 @@ public final class CommandServer: ServiceLifecycle.Service {
     }
 
     // MARK: The I/O loop
+
+    /// Request bytes the I/O thread decodes in one turn of its loop before it looks at its
+    /// other sockets and the watchdog again.
+    static let bytesPerTurn = 4 << 20
 
     private func loop(worker: StoreWorker, tail: LogTail?, lastSeq: Int64) throws {
         let engine = Engine(
@@ -238,11 +242,19 @@ public final class CommandServer: ServiceLifecycle.Service {
                 room = worker.hasRoom
             }
             if room && (routerReady || storeReady) {
-                while let message = try router.receiveMultipart(dontWait: true, metadata: metadata) {
+                // A bounded turn: past the budget the loop goes round again (the ROUTER stays
+                // readable), so handshakes, the store's results and the watchdog keep their turn
+                // however much a peer sends.
+                var received = 0
+                while received < Self.bytesPerTurn,
+                    let message = try router.receiveMultipart(dontWait: true, metadata: metadata)
+                {
+                    received += message.frames.reduce(0) { $0 + $1.count }
                     room = worker.append(message, engine: engine)
                     if !room { break }
                 }
             }
+            access?.summarizeRefusals()
             let now = clock.now
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
                 notifier.notify("WATCHDOG=1")

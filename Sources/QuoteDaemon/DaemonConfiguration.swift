@@ -31,7 +31,7 @@ import Foundation
 ///   `mechanics`, `services`), 4,096 to 16,777,216; default 65,536. A page that would be larger ends early, marked
 ///   `truncated`.
 /// - `peerQueueBytes` / `QUOTED_PEER_QUEUE_BYTES`: bytes queued for one peer of the commands socket, each way, 65,536
-///   to 1,073,741,824; default 8,388,608. Replies to a peer that does not read them past it are dropped; its requests
+///   to 1,073,741,824; default 67,108,864. Replies to a peer that does not read them past it are dropped; its requests
 ///   wait in its TCP connection.
 /// - `eventQueueBytes` / `QUOTED_EVENT_QUEUE_BYTES`: bytes of events held for subscribers that lag, 1,048,576 to
 ///   4,294,967,296; default 67,108,864. A subscriber that lags past it misses events, and fills the gap by `seq`.
@@ -79,7 +79,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
         maxReplyBytes = try Self.integer(reader, "maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
         peerQueueBytes = try Self.integer(
-            reader, "peerQueueBytes", default: 8_388_608, range: 65_536...1_073_741_824)
+            reader, "peerQueueBytes", default: 67_108_864, range: 65_536...1_073_741_824)
         eventQueueBytes = try Self.integer(
             reader, "eventQueueBytes", default: 67_108_864, range: 1_048_576...4_294_967_296)
         allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
@@ -124,7 +124,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// The commands socket's queue per peer for replies, in messages: ``peerQueueBytes`` of
     /// the largest replies (libzmq counts messages, not bytes).
     public var replyHighWaterMark: Int {
-        min(highWaterMark, max(16, peerQueueBytes / max(maxReplyBytes, maxMessageBytes * 2)))
+        min(highWaterMark, max(16, peerQueueBytes / max(maxReplyBytes, maxMessageBytes)))
     }
 
     /// The commands socket's queue per peer for requests, in messages: ``peerQueueBytes`` of
@@ -134,8 +134,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     }
 
     /// The largest event the daemon publishes: a quote's JSON is bounded by the request that
-    /// made it (its text fields and services), plus what the daemon adds.
-    public var maxEventBytes: Int { maxMessageBytes * 2 + 16_384 }
+    /// made it (its text fields and services), plus what the daemon adds (prices, reasons,
+    /// each bounded per service).
+    public var maxEventBytes: Int { maxMessageBytes + 16_384 }
 
     /// The events socket's queue, in messages: ``eventQueueBytes`` of the largest events. An
     /// event is one message shared by every subscriber's queue, so this bounds them all.

@@ -55,6 +55,10 @@ public struct Engine {
         /// When the batch began: the moment submissions are validated at (coupon expiry).
         var started: Date
 
+        /// Reads answered with a page (`list`, `events`, `waiting`, `mechanics`, `services`):
+        /// each may cost up to a reply budget to encode, so a batch holds a bounded number.
+        var pageReads = 0
+
         /// Messages in the batch.
         var count: Int { replies.count }
         var isEmpty: Bool { replies.isEmpty }
@@ -101,7 +105,7 @@ public struct Engine {
     public func handle(_ messages: [Multipart]) async -> Output {
         encode(
             await StoreStage(
-                store: store, logger: logger, metrics: metrics, maximumRows: max(16, configuration.maxReplyBytes / 256)
+                store: store, logger: logger, metrics: metrics, maximumRows: max(16, configuration.maxReplyBytes / 512)
             ).execute(parse(messages)))
     }
 
@@ -132,6 +136,7 @@ public struct Engine {
             if case .write = pending.work {
                 batch.writes.append((index, pending))
             } else {
+                if case .read(let query) = pending.work, query.isPage { batch.pageReads += 1 }
                 batch.reads.append((index, pending))
             }
         case .failure(let refusal):
@@ -236,7 +241,8 @@ public struct Engine {
             }
             return codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency))
         case .quotes(let quotes, let limit):
-            return page(quotes, reply) { reply, page in
+            return page(quotes, reply, measure: { codec.encodeQuote($0, currency: currency).json.count }) {
+                reply, page in
                 reply.quotes = page.map { WireQuote($0, currency: currency) }
                 if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
             }
@@ -259,10 +265,15 @@ public struct Engine {
             reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()
         case .waiting(let quotes):
-            return page(quotes, reply) { reply, page in reply.quotes = page.map { WireQuote($0, currency: currency) } }
+            return page(quotes, reply, measure: { codec.encodeQuote($0, currency: currency).json.count }) {
+                reply, page in reply.quotes = page.map { WireQuote($0, currency: currency) }
+            }
         case .events(let events, let lastSeq, let truncated):
             reply.lastSeq = lastSeq
-            return page(events, reply, truncated: truncated) { reply, page in
+            return page(
+                events, reply, truncated: truncated,
+                measure: { codec.encode(Self.wireEvent($0, currency: currency)).count }
+            ) { reply, page in
                 reply.events = page.map { Self.wireEvent($0, currency: currency) }
             }
         case .pong(let store):
@@ -285,14 +296,25 @@ public struct Engine {
 
     /// `reply` with as many of `items` as fit in the reply budget, set by `fill`; marked
     /// `truncated` when some were left out (or the store read fewer than asked, `truncated`).
-    /// Each try cuts the page in proportion to its excess, so a page is encoded a few times
-    /// at most.
+    /// With `measure` (an item's encoded size), items are counted in until the budget is
+    /// reached, so the work is about twice the budget however many rows were read; each
+    /// further try cuts the page in proportion to its excess.
     private func page<Item>(
-        _ items: [Item], _ reply: WireReply, truncated: Bool = false,
+        _ items: [Item], _ reply: WireReply, truncated: Bool = false, measure: ((Item) -> Int)? = nil,
         _ fill: (inout WireReply, ArraySlice<Item>) -> Void
     ) -> [UInt8] {
         let budget = configuration.maxReplyBytes
         var count = items.count
+        if let measure {
+            // The reply's own fields (id, lastSeq, next) fit in what is kept aside.
+            var total = 1_024
+            count = 0
+            for item in items {
+                total += measure(item) + 1
+                guard total <= budget else { break }
+                count += 1
+            }
+        }
         while true {
             var attempt = reply
             fill(&attempt, items[..<count])
@@ -383,9 +405,9 @@ public struct Engine {
     /// The envelope is every frame up to and including the first empty one (the delimiter),
     /// however many identities brokers on the way added: `[identity, "", body]` from a REQ
     /// or a DEALER that sends the delimiter, `[proxy, identity, "", body]` through a
-    /// ROUTER/DEALER proxy. Without a delimiter, the last frame is the body and those before
-    /// it the envelope (a DEALER that sends none). The reply goes back on the same envelope,
-    /// so a malformed message is still answered.
+    /// ROUTER/DEALER proxy. Without a delimiter, `[identity, body]` (a DEALER that sends
+    /// none). The reply goes back on the same envelope, so a malformed message is still
+    /// answered.
     private func parse(_ message: Multipart, catalog: Catalog, at now: Date) -> Result<Pending, Refusal> {
         let frames = message.frames
         let envelope: [[UInt8]]
@@ -404,16 +426,18 @@ public struct Engine {
                         )))
             }
             body = frames[delimiter + 1]
-        } else if frames.count >= 2 {
-            envelope = Array(frames.dropLast())
-            body = frames[frames.count - 1]
+        } else if frames.count == 2 && !frames[1].isEmpty {
+            envelope = [frames[0]]
+            body = frames[1]
         } else {
             return .failure(
                 Refusal(
                     envelope: Array(frames.prefix(1)), id: nil,
                     error: WireError(
                         code: .malformedEnvelope,
-                        message: "expected an identity and one JSON frame, got \(frames.count) frame(s) and no body")))
+                        message:
+                            "expected the envelope to end in an empty delimiter frame, then one JSON frame; got \(max(frames.count - 1, 0)) frames after the identity and no delimiter"
+                    )))
         }
         guard body.count <= configuration.maxMessageBytes else {
             return .failure(

@@ -14,7 +14,7 @@ struct StoreStage: Sendable {
     let metrics: DaemonMetrics
     let rulebook = Rulebook()
     /// The most rows one read request may load: as many as can fit in a reply
-    /// (``DaemonConfiguration/maxReplyBytes``, none smaller than 64 bytes), so that the
+    /// (``DaemonConfiguration/maxReplyBytes``, none smaller than 512 bytes), so that the
     /// store's work per request is bounded whatever `limit` asks.
     var maximumRows: Int = 1_024
 

@@ -29,6 +29,9 @@ final class StoreWorker: Sendable {
     private let stage: StoreStage
     private let catalog: LiveCatalog
     private let maxBatch: Int
+    /// Page reads per batch: their replies' encoding, on the I/O thread, stays within
+    /// ``CommandServer/bytesPerTurn``.
+    private let maxPageReads: Int
     /// Readable while a finished batch waits to be taken, or when a full batch was taken and
     /// there is room to receive again.
     var readyDescriptor: Int32 { ready.readDescriptor }
@@ -36,9 +39,10 @@ final class StoreWorker: Sendable {
 
     /// A worker whose batches hold at most `maxBatch` requests, each begun empty against
     /// `catalog`'s catalog of that moment; ``run()`` is its loop.
-    init(stage: StoreStage, catalog: LiveCatalog, maxBatch: Int) throws {
+    init(stage: StoreStage, catalog: LiveCatalog, maxBatch: Int, maxPageReads: Int = .max) throws {
         ready = try WakePipe()
         self.maxBatch = max(1, maxBatch)
+        self.maxPageReads = max(1, maxPageReads)
         self.stage = stage
         self.catalog = catalog
         state = Mutex(State(next: Engine.newBatch(catalog)))
@@ -60,7 +64,7 @@ final class StoreWorker: Sendable {
             }
             if let job {
                 // A full batch kept the I/O thread from receiving: tell it there is room.
-                if job.count >= maxBatch { signal() }
+                if !Self.hasRoom(job, maxBatch, maxPageReads) { signal() }
                 let executed = await stage.execute(job)
                 state.withLock { state in
                     state.done.append(executed)
@@ -93,7 +97,7 @@ final class StoreWorker: Sendable {
             engine.parse(message, into: &state.next)
             let waiter = state.waiter
             state.waiter = nil
-            return (state.next.count < maxBatch, waiter)
+            return (Self.hasRoom(state.next, maxBatch, maxPageReads), waiter)
         }
         waiter?.resume()
         return room
@@ -117,7 +121,11 @@ final class StoreWorker: Sendable {
     }
 
     /// Whether the batch being received has room for more requests.
-    var hasRoom: Bool { state.withLock { $0.next.count < maxBatch } }
+    var hasRoom: Bool { state.withLock { Self.hasRoom($0.next, maxBatch, maxPageReads) } }
+
+    private static func hasRoom(_ batch: Engine.Batch, _ maxBatch: Int, _ maxPageReads: Int) -> Bool {
+        batch.count < maxBatch && batch.pageReads < maxPageReads
+    }
 
     /// Whether every received request has been committed and taken.
     var isDrained: Bool { state.withLock { $0.next.isEmpty && !$0.executing && $0.done.isEmpty } }

@@ -112,6 +112,14 @@ public enum ReadQuery: Sendable, Hashable {
     case ping
     /// The wait-list in line order.
     case waiting(limit: Int)
+
+    /// Whether the reply is a page of rows, bounded by the reply budget.
+    public var isPage: Bool {
+        switch self {
+        case .list, .mechanics, .services, .events, .waiting: true
+        case .get, .stats, .ping: false
+        }
+    }
 }
 
 extension WireRequest {

@@ -22,13 +22,14 @@ struct Output {
 
     // MARK: Writing
 
+    /// Writes one line to standard output, every unsafe character escaped (``Printable``).
     func line(_ text: String) {
-        var text = text + "\n"
+        var text = Printable.escaped(text, keepingColour: colour) + "\n"
         text.withUTF8 { buffer in _ = Glibc.write(1, buffer.baseAddress, buffer.count) }
     }
 
     func errorLine(_ text: String) {
-        var text = text + "\n"
+        var text = Printable.escaped(text) + "\n"
         text.withUTF8 { buffer in _ = Glibc.write(2, buffer.baseAddress, buffer.count) }
     }
 

@@ -94,9 +94,14 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// The daemon's resident memory in KiB, from /proc.
-    var residentKiB: Int {
+    var residentKiB: Int { memory("VmRSS:") }
+
+    /// The most resident memory the daemon has had, in KiB (`VmHWM`).
+    var peakResidentKiB: Int { memory("VmHWM:") }
+
+    private func memory(_ field: String) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 

@@ -18,7 +18,7 @@ struct TopScreen {
         if let problem { lines.append(("! \(problem)", "31")) }
         guard let figures else {
             lines.append(("waiting for quoted's figures...", nil))
-            return lines.map { styled(Self.cut($0.text, width), $0.style) }
+            return lines.map { styled(Self.cut(Printable.escaped($0.text), width), $0.style) }
         }
         lines.append(("", nil))
         lines.append((row("OPERATION", "REQ/S", "P50", "P99", "ERR/S"), "1"))
@@ -47,7 +47,7 @@ struct TopScreen {
         lines.append(("EVENTS     \(Self.rate(figures.eventsPerSecond))/s  last seq \(figures.lastSeq)", nil))
         lines.append(("", nil))
         lines.append(("q quits · rates over the last \(String(format: "%.1f", figures.intervalSeconds)) s", "2"))
-        return lines.map { styled(Self.cut($0.text, width), $0.style) }
+        return lines.map { styled(Self.cut(Printable.escaped($0.text), width), $0.style) }
     }
 
     private func styled(_ text: String, _ style: String?) -> String {

@@ -1,0 +1,468 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// quoted as a hostile peer meets it, with ordinary keys and ordinary requests: one test per
+/// way it could be crashed, stalled, bloated, fooled or left open, against the real binaries.
+@Suite("quoted end to end: hostile peers", .serialized, .timeLimit(.minutes(3)))
+struct HostilePeerTests {
+    // MARK: Crashes
+
+    @Test("money that would overflow is refused, never trapped, in the catalog, in requests and on a currency change")
+    func moneyNeverTraps() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let catalogPath = directory + "/catalog.json"
+
+        // A price past the bound is named at start-up; quoted does not start on it.
+        try Self.writeCatalog(catalogPath, services: [("Huge", 100_000_000_001)])
+        let refused = try Binaries.run(
+            "quoted",
+            [
+                "--catalog", catalogPath, "--state-dir", directory + "/refused", "--endpoint", "tcp://127.0.0.1:*",
+                "--events", "tcp://127.0.0.1:*",
+            ])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("services[0].price"), "\(refused.stderr)")
+
+        // Every price at the bound, every service on one quote, a 100% coupon: exact, no trap.
+        let services = (0..<32).map { ("Service \($0)", Int64(100_000_000_000)) }
+        try Self.writeCatalog(catalogPath, services: services, coupons: [("ALL", 100)])
+        let stateDirectory = directory + "/state"
+        var daemon = try DaemonProcess(stateDirectory: stateDirectory, arguments: ["--catalog", catalogPath])
+        let context = try Context()
+        var later = 0
+        do {
+            let client = try Client(context, endpoint: daemon.commands)
+            var everything = Requests.submit(services: services.map(\.0))
+            everything["coupon"] = "ALL"
+            let priced = try client.call(everything)
+            #expect(priced["ok"] as? Bool == true, "\(priced)")
+            #expect(priced.quote?["priceCents"] as? Int == 0)
+            var full = Requests.submit(services: services.map(\.0))
+            full["id"] = "full"
+            #expect(try client.call(full).quote?["priceCents"] as? Int == 3_200_000_000_000)
+
+            // Two pending quotes, priced in USD.
+            let pending = try client.call(Requests.submit(services: ["Service 1"], trim: nil)).quoteID
+            later = try client.call(Requests.submit(services: ["Service 1"], trim: nil)).quoteID
+            #expect(pending > 0 && later > 0)
+            let huge = try client.call(Requests.op("resolve", ["quoteId": pending, "priceCents": Int64.max]))
+            #expect(huge.errorCode == "invalid_resolution", "\(huge)")
+
+            // A reload that would move open USD quotes to EUR is refused; USD stays in force.
+            try Self.writeCatalog(catalogPath, currency: "EUR", services: services)
+            kill(daemon.process.processIdentifier, SIGHUP)
+            #expect(daemon.waitForLog { $0.contains { $0.contains("reload refused") && $0.contains("EUR") } })
+            let resolved = try client.call(Requests.op("resolve", ["quoteId": pending, "price": "10.00"]))
+            #expect(resolved["ok"] as? Bool == true, "\(resolved)")
+        }
+        #expect(daemon.stop() == 0)
+
+        // Restarted on the EUR catalog anyway: an older USD quote is refused, not a crash.
+        daemon = try DaemonProcess(stateDirectory: stateDirectory, arguments: ["--catalog", catalogPath])
+        defer { #expect(daemon.stop() == 0) }
+        let client = try Client(context, endpoint: daemon.commands)
+        let mixed = try client.call(Requests.op("resolve", ["quoteId": later, "price": "10.00"]))
+        #expect(mixed.errorCode == "invalid_resolution", "\(mixed)")
+        #expect(try client.call(Requests.op("ping"))["pong"] as? Bool == true)
+    }
+
+    // MARK: Stalls
+
+    @Test("huge submissions and pipelined event replays never starve the watchdog, pings or memory")
+    func noStall() throws {
+        let watchdog = try WatchdogListener()
+        let daemon = try DaemonProcess(environment: [
+            "NOTIFY_SOCKET": watchdog.path, "WATCHDOG_USEC": "1000000",
+        ])
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let filler = try Client(context, endpoint: daemon.commands)
+        // A log of 4,000 events to replay.
+        for index in 0..<2_000 { try filler.send(Requests.submit(id: index)) }
+        for _ in 0..<2_000 { _ = try filler.receive() }
+
+        let hostile = try Client(context, endpoint: daemon.commands)
+        let started = watchdog.count
+        // 60 KB submissions, thousands of distinct unknown services each.
+        let services = (0..<2_000).map { "unknown service number \($0)" }
+        for index in 0..<20 { try hostile.send(Requests.submit(services: services, id: "big-\(index)")) }
+        // Pipelined replays of the whole log.
+        for index in 0..<300 { try hostile.send(Requests.op("events", ["since": 0, "limit": 10_000, "id": index])) }
+
+        let other = try Client(context, endpoint: daemon.commands)
+        #expect(try other.call(Requests.op("ping"))["pong"] as? Bool == true)
+        var largest = 0
+        for _ in 0..<320 {
+            let reply = try hostile.receive()
+            if let id = reply["id"] as? String, id.hasPrefix("big-") {
+                #expect(reply.errorCode == "invalid_request" || reply.errorCode == "invalid_submission", "\(reply)")
+            }
+            largest = max(largest, (try? JSONSerialization.data(withJSONObject: reply).count) ?? 0)
+        }
+        #expect(largest <= 80_000, "a page stays within the reply budget: \(largest) bytes")
+        #expect(watchdog.count > started, "the watchdog was told while the flood went on")
+        #expect(watchdog.longestGap < .seconds(1), "WATCHDOG=1 never late: \(watchdog.longestGap)")
+        #expect(daemon.peakResidentKiB < 256 * 1_024, "peak RSS \(daemon.peakResidentKiB) KiB")
+    }
+
+    // MARK: Memory
+
+    @Test("a peer that never reads its replies and a subscriber that never reads cannot grow memory without bound")
+    func memoryIsBounded() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        // Large quotes: 32 long service names and a long address each.
+        let services = (0..<32).map { String(repeating: "s", count: 200) + "\($0)" }
+        var large = Requests.submit(services: services)
+        large["customer"] = [
+            "name": "Hostile", "email": "h@example.com", "address": String(repeating: "a", count: 1_000),
+        ]
+        // A subscriber that never reads, from the start.
+        let stalled = try Socket(context, type: .sub)
+        try stalled.set(.linger, 0)
+        try stalled.set(.receiveHighWaterMark, 1)
+        try stalled.set(.receiveBuffer, 4_096)
+        try stalled.set(.subscribe, [])
+        try stalled.connect(daemon.events)
+        Thread.sleep(forTimeInterval: 0.2)  // the subscription has no acknowledgement to wait for
+        for round in 0..<16 {
+            for index in 0..<500 {
+                large["id"] = round * 500 + index
+                try client.send(large)
+            }
+            for _ in 0..<500 { #expect(try client.receive()["ok"] as? Bool == true) }
+        }
+        let afterEvents = daemon.residentKiB
+
+        // A peer that asks for the biggest pages and never reads them.
+        let greedy = try Socket(context, type: .dealer)
+        try greedy.set(.linger, 0)
+        try greedy.set(.receiveHighWaterMark, 1)
+        try greedy.set(.receiveBuffer, 4_096)
+        try greedy.set(.sendTimeout, 20_000)
+        try greedy.connect(daemon.commands)
+        let page = Array(try JSONSerialization.data(withJSONObject: Requests.op("list", ["limit": 10_000])))
+        for _ in 0..<300 { try greedy.send(multipart: [[], page]) }
+        // Everything sent has been read by quoted once a ping behind it is answered.
+        let probe = try Client(context, endpoint: daemon.commands)
+        for _ in 0..<3 { #expect(try probe.call(Requests.op("stats"))["ok"] as? Bool == true) }
+        let afterPages = daemon.residentKiB
+        print("RSS after events \(afterEvents) KiB, after pages \(afterPages) KiB, peak \(daemon.peakResidentKiB) KiB")
+        #expect(afterEvents < 256 * 1_024, "RSS \(afterEvents) KiB with a stalled subscriber")
+        #expect(afterPages < 256 * 1_024, "RSS \(afterPages) KiB with a greedy peer")
+        let reply = try probe.call(Requests.op("list", ["limit": 10_000]))
+        let bytes = try JSONSerialization.data(withJSONObject: reply).count
+        #expect(
+            bytes <= 80_000 && reply["truncated"] as? Bool == true && reply["next"] as? Int != nil, "\(bytes) bytes")
+    }
+
+    // MARK: Text
+
+    @Test(
+        "control characters and invisible-only values are refused, naming the field",
+        arguments: [
+            ("customer", "name", "Eve\u{1B}[2J"), ("customer", "address", "line\r\nforged"),
+            ("car", "make", "\u{202E}adnoH"), ("car", "model", "Civic\u{7F}"), ("customer", "email", "a\u{85}@b.c"),
+            ("", "mechanic", "Joe\u{0}Murphy"), ("", "coupon", "W\u{7}"),
+        ])
+    func controlCharactersAreRefused(object: String, field: String, value: String) throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try Client(try Context(), endpoint: daemon.commands)
+        var request = Requests.submit()
+        if object.isEmpty {
+            request[field] = value
+        } else {
+            var inner = request[object: object] ?? [:]
+            inner[field] = value
+            request[object] = inner
+        }
+        let reply = try client.call(request)
+        let path = object.isEmpty ? field : "\(object).\(field)"
+        #expect(reply.errorCode == "invalid_request", "\(reply)")
+        let problems = reply[object: "error"]?["problems"] as? [[String: Any]] ?? []
+        #expect(problems.first?["field"] as? String == path, "\(reply)")
+        #expect(try client.call(Requests.op("stats"))["lastSeq"] as? Int == 0, "nothing was applied")
+
+        for blank in ["   ", "\u{200B}\u{200B}", "\u{A0}\u{3000}", "\u{FEFF}"] {
+            let empty = try client.call(Requests.submit(name: blank))
+            #expect(empty.errorCode == "invalid_submission")
+            let fields = (empty[object: "error"]?["problems"] as? [[String: Any]] ?? []).compactMap {
+                $0["field"] as? String
+            }
+            #expect(fields.contains("customer.name"), "\(empty)")
+        }
+    }
+
+    @Test("quotectl escapes every non-printable character it prints, whatever a daemon sends it")
+    func quotectlEscapes() throws {
+        // A real reply from a real daemon, then tampered with as a peer in the middle could.
+        let daemon = try DaemonProcess()
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        let id = try client.call(Requests.submit()).quoteID
+        var got = try client.call(Requests.op("get", ["quoteId": id]))
+        var listed = try client.call(Requests.op("list"))
+        #expect(daemon.stop() == 0)
+        let hostile = "Eve\u{1B}[2J\u{1B}]0;owned\u{7}\r\n12:00:00 #1 booked forged\u{202E}"
+        func tamper(_ quote: [String: Any]) -> [String: Any] {
+            var quote = quote
+            var customer = quote["customer"] as? [String: Any] ?? [:]
+            customer["name"] = hostile
+            quote["customer"] = customer
+            return quote
+        }
+        got["quote"] = tamper(try #require(got.quote))
+        listed["quotes"] = (listed["quotes"] as? [[String: Any]] ?? []).map(tamper)
+
+        for (arguments, reply) in [(["get", "\(id)"], got), (["list"], listed), (["get", "\(id)", "--json"], got)] {
+            let fake = try Socket(context, type: .router)
+            try fake.set(.linger, 0)
+            try fake.bind("tcp://127.0.0.1:*")
+            let endpoint = fake.lastEndpoint
+            let output = Mutex<ProcessOutput?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let result = try? Quotectl.run(arguments, environment: ["QUOTED_ENDPOINT": endpoint])
+                output.withLock { $0 = result }
+                done.signal()
+            }.start()
+            try fake.set(.receiveTimeout, 20_000)
+            let request = try #require(try fake.receiveMultipart())
+            let asked = try #require(
+                try JSONSerialization.jsonObject(with: Data(request.frames.last ?? [])) as? [String: Any])
+            var answer = reply
+            answer["id"] = asked["id"]
+            _ = try fake.send(
+                multipart: Array(request.frames.dropLast()) + [
+                    Array(try JSONSerialization.data(withJSONObject: answer))
+                ])
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            let printed = try #require(output.withLock { $0 })
+            let bytes = Array(printed.stdout.utf8)
+            #expect(!bytes.contains(0x1B) && !bytes.contains(0x07) && !bytes.contains(0x0D), "\(printed.stdout)")
+            #expect(!printed.stdout.unicodeScalars.contains("\u{202E}"))
+            #expect(printed.stdout.contains("\\u001b"), "\(printed.stdout)")
+            #expect(!printed.stdout.split(separator: "\n").contains { $0.hasPrefix("12:00:00") }, "no forged line")
+        }
+    }
+
+    // MARK: Idempotency
+
+    @Test("idempotency keys are 1 to 255 bytes compared byte for byte, and a key reused for another body conflicts")
+    func idempotency() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try Client(try Context(), endpoint: daemon.commands)
+        let first = try client.call(Requests.submit(key: "order-1"))
+        #expect(first["ok"] as? Bool == true)
+        let seq = try client.call(Requests.op("stats"))["lastSeq"] as? Int
+
+        let again = try client.call(Requests.submit(key: "order-1", id: "retry"))
+        #expect(again["replayed"] as? Bool == true && again.quoteID == first.quoteID, "\(again)")
+        let conflict = try client.call(Requests.submit(name: "Someone Else", key: "order-1"))
+        #expect(conflict.errorCode == "idempotency_conflict", "\(conflict)")
+        #expect((conflict[object: "error"]?["message"] as? String)?.contains("order-1") == true)
+        let booking = try client.call(Requests.submit(key: "order-1", book: true))
+        #expect(booking.errorCode == "idempotency_conflict", "book differs: \(booking)")
+        for key in ["", "order-1\u{0}", "order-1\u{0}tail", String(repeating: "k", count: 256)] {
+            let refused = try client.call(Requests.submit(key: key))
+            #expect(refused.errorCode == "invalid_request", "\(key.utf8.count) bytes: \(refused)")
+        }
+        #expect(try client.call(Requests.op("stats"))["lastSeq"] as? Int == seq, "nothing was applied")
+        let longest = try client.call(Requests.submit(key: String(repeating: "k", count: 255)))
+        #expect(longest["ok"] as? Bool == true && longest["replayed"] == nil)
+        let other = try client.call(Requests.submit(key: "order-2"))
+        #expect(other.quoteID != first.quoteID)
+    }
+
+    // MARK: The store
+
+    @Test(
+        "a store file deleted or replaced under quoted is noticed: nothing more is acknowledged, ping and readyz say why",
+        arguments: ["deleted", "replaced"])
+    func vanishedStore(how: String) throws {
+        let port = try freePort()
+        let daemon = try DaemonProcess(arguments: ["--metrics", "127.0.0.1:\(port)"])
+        defer { #expect(daemon.stop() == 0) }
+        let client = try Client(try Context(), endpoint: daemon.commands)
+        #expect(try client.call(Requests.submit())["ok"] as? Bool == true)
+        let path = daemon.stateDirectory + "/quoted.sqlite"
+        let files = FileManager.default
+        switch how {
+        case "deleted":
+            for suffix in ["", "-wal", "-shm"] { try? files.removeItem(atPath: path + suffix) }
+        default:
+            try files.copyItem(atPath: path, toPath: path + ".copy")
+            #expect(rename(path + ".copy", path) == 0)
+        }
+        let write = try client.call(Requests.submit(id: "after"))
+        #expect(write.errorCode == "storage_error", "\(write)")
+        let ping = try client.call(Requests.op("ping"))
+        #expect(ping["store"] as? String == "down", "\(ping)")
+        #expect((ping["storeError"] as? String)?.contains(how) == true, "\(ping)")
+        let ready = try #require(try Scrape.waitForStatus(port: port, path: "/readyz", 503))
+        #expect(ready.body.contains(how), "\(ready.body)")
+        #expect(try client.call(Requests.submit(id: "again"))["ok"] as? Bool == false)
+    }
+
+    // MARK: Access
+
+    @Test("a reload removes a withdrawn key even beside a malformed file, and refused handshakes do not flood the log")
+    func revocationFailsClosed() throws {
+        let secure = try SecureDaemon(clients: [("alice", "client"), ("bob", "client")])
+        let context = try Context()
+        #expect(try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake == .succeeded)
+        let alice = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("alice"))
+        #expect(try alice.call(Requests.op("ping"))["ok"] as? Bool == true)
+
+        try secure.revoke("alice")
+        try "not a certificate\n".write(
+            toFile: secure.clientsDirectory + "/broken.key", atomically: true, encoding: .utf8)
+        try secure.reload()
+        #expect(secure.daemon.log.contains { $0.contains("broken.key") }, "the bad file is named")
+        #expect(try alice.call(Requests.op("ping")).errorCode == "forbidden")
+        let bob = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("bob"))
+        #expect(try bob.call(Requests.op("ping"))["ok"] as? Bool == true)
+
+        let before = secure.daemon.log.filter { $0.contains("connection refused") }.count
+        for index in 0..<60 {
+            #expect(
+                try attempt(context, secure.daemon.commands, curve: try secure.unlisted("x\(index)")).handshake
+                    == .failed)
+        }
+        let warnings = secure.daemon.log.filter { $0.contains("connection refused") }.count - before
+        #expect(warnings <= 10, "\(warnings) warnings for 60 refused keys")
+    }
+
+    // MARK: Brokers
+
+    @Test("a REQ behind a ROUTER/DEALER proxy is answered, and envelope errors say what came")
+    func anyBrokerPath() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let frontend = "inproc://broker-\(UUID().uuidString)"
+        let bound = DispatchSemaphore(value: 0)
+        let broker = Thread {
+            do {
+                let router = try Socket(context, type: .router)
+                try router.set(.linger, 0)
+                try router.bind(frontend)
+                let dealer = try Socket(context, type: .dealer)
+                try dealer.set(.linger, 0)
+                try dealer.connect(daemon.commands)
+                bound.signal()
+                try? proxy(frontend: router, backend: dealer)
+            } catch {
+                bound.signal()
+            }
+        }
+        broker.start()
+        #expect(bound.wait(timeout: .now() + 10) == .success)
+        do {
+            let client = try Client(context, endpoint: frontend, type: .req)
+            #expect(try client.call(Requests.op("ping"))["pong"] as? Bool == true)
+            #expect(try client.call(Requests.submit())["ok"] as? Bool == true)
+
+            let dealer = try Socket(context, type: .dealer)
+            try dealer.set(.linger, 0)
+            try dealer.set(.receiveTimeout, 20_000)
+            try dealer.connect(daemon.commands)
+            try dealer.send(multipart: [[], Array("{}".utf8), Array("{}".utf8)])
+            let reply = try #require(try dealer.receiveMultipart())
+            let body = try #require(
+                try JSONSerialization.jsonObject(with: Data(reply.frames.last ?? [])) as? [String: Any])
+            #expect(body.errorCode == "malformed_envelope")
+            #expect((body[object: "error"]?["message"] as? String)?.contains("got 2") == true, "\(body)")
+        }
+        context.shutdown()
+    }
+
+    // MARK: Support
+
+    static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quoted-hostile-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func writeCatalog(
+        _ path: String, currency: String = "USD", services: [(String, Int64)], coupons: [(String, Int)] = []
+    ) throws {
+        let document: [String: Any] = [
+            "currency": currency,
+            "services": services.map { ["name": $0.0, "minimumSkill": "junior", "priceCents": $0.1] },
+            "mechanics": [["id": 1, "name": "Steve Brimington", "skill": "master"]],
+            "coupons": coupons.map { ["code": $0.0, "percentOff": $0.1] },
+        ]
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// A stand-in for systemd's notify socket: records when each `WATCHDOG=1` arrived.
+final class WatchdogListener: Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let arrivals: Arrivals
+
+    final class Arrivals: Sendable {
+        let times = Mutex<[ContinuousClock.Instant]>([])
+    }
+
+    init() throws {
+        let path = NSTemporaryDirectory() + "quoted-notify-\(UUID().uuidString.prefix(8))"
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard descriptor >= 0, bound == 0 else { throw DaemonError("cannot bind \(path)") }
+        self.path = path
+        self.descriptor = descriptor
+        let arrivals = Arrivals()
+        self.arrivals = arrivals
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while true {
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                guard count > 0 else { return }
+                if String(decoding: buffer[..<count], as: UTF8.self).contains("WATCHDOG=1") {
+                    arrivals.times.withLock { $0.append(.now) }
+                }
+            }
+        }.start()
+    }
+
+    var count: Int { arrivals.times.withLock { $0.count } }
+
+    /// The longest time between two `WATCHDOG=1`, or since the last one.
+    var longestGap: Duration {
+        let times = arrivals.times.withLock { $0 }
+        var longest = Duration.zero
+        for (earlier, later) in zip(times, times.dropFirst()) { longest = max(longest, later - earlier) }
+        if let last = times.last { longest = max(longest, .now - last) }
+        return longest
+    }
+
+    deinit {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+        unlink(path)
+    }
+}
