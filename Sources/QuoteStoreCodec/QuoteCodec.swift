@@ -286,8 +286,7 @@ private struct Reader {
     }
 
     mutating func string() throws -> String {
-        let count = Int(try unsigned())
-        guard count <= buffer.count - offset else {
+        guard let count = Int(exactly: try unsigned()), count <= buffer.count - offset else {
             throw QuoteCodec.CorruptRecord(description: "stored text is truncated")
         }
         defer { offset += count }
@@ -310,8 +309,7 @@ private struct Reader {
     }
 
     mutating func array<T>(_ read: (inout Reader) throws -> T) throws -> [T] {
-        let count = Int(try unsigned())
-        guard count <= buffer.count - offset else {
+        guard let count = Int(exactly: try unsigned()), count <= buffer.count - offset else {
             throw QuoteCodec.CorruptRecord(description: "stored list is truncated")
         }
         var values: [T] = []

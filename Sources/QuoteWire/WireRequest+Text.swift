@@ -7,7 +7,7 @@ extension WireRequest {
     /// The first text field that quoted refuses, as the error to reply with: a control or
     /// bidirectional-override character (``TextHygiene``), a value longer than its limit
     /// (``QuoteLimits``), more than ``QuoteLimits/maximumServices`` services, or an
-    /// idempotency key that is empty or over 255 bytes. Both decoders run it after a frame
+    /// idempotency key that is not 1 to 255 printable ASCII characters. Both decoders run it after a frame
     /// decoded, so they agree; its work is linear in the request.
     func textError() -> WireError? {
         let short = QuoteLimits.maximumTextLength
@@ -33,12 +33,14 @@ extension WireRequest {
         for (value, field) in [(mechanic, "mechanic"), (coupon, "coupon"), (state, "state"), (skill, "skill")] {
             if let error = Self.check(value, field, short) { return error }
         }
-        if let key = idempotencyKey {
-            if let error = Self.check(key, "idempotencyKey", QuoteLimits.maximumIdempotencyKeyBytes) { return error }
-            if key.isEmpty || key.utf8.count > QuoteLimits.maximumIdempotencyKeyBytes {
+        if var key = idempotencyKey {
+            // Printable ASCII, so that a length in bytes is a length in characters too.
+            let printable = key.withUTF8 { bytes in bytes.allSatisfy { (0x20...0x7E).contains($0) } }
+            if !printable || key.isEmpty || key.utf8.count > QuoteLimits.maximumIdempotencyKeyBytes {
                 return Self.refusal(
                     "idempotencyKey",
-                    "must be 1 to \(QuoteLimits.maximumIdempotencyKeyBytes) bytes, not \(key.utf8.count)")
+                    "must be 1 to \(QuoteLimits.maximumIdempotencyKeyBytes) printable ASCII characters (\(key.utf8.count) bytes given)"
+                )
             }
         }
         for (value, field) in [(make, "make"), (model, "model"), (trim, "trim"), (price, "price")] {

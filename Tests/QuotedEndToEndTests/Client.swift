@@ -54,6 +54,20 @@ struct Client: ~Copyable {
     }
 }
 
+/// Every event after `since` in the daemon's log, page by page: a page may stop early at
+/// the reply budget (`truncated`), so it asks again from the last `seq` until `lastSeq`.
+func allEvents(_ client: borrowing Client, since: Int = 0) throws -> [[String: Any]] {
+    var all: [[String: Any]] = []
+    var after = since
+    while true {
+        let reply = try client.call(Requests.op("events", ["since": after, "limit": 10_000]))
+        let page = try #require(reply["events"] as? [[String: Any]], "\(reply)")
+        all += page
+        after = page.last?["seq"] as? Int ?? after
+        if page.isEmpty || after >= reply["lastSeq"] as? Int ?? 0 { return all }
+    }
+}
+
 /// A SUB on the daemon's events, every topic.
 struct Subscriber: ~Copyable {
     let socket: Socket

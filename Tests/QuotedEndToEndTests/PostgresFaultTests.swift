@@ -137,14 +137,7 @@ struct PostgresFaultTests {
 
     /// The whole log, page by page.
     static func events(_ client: borrowing Client) throws -> [[String: Any]] {
-        var all: [[String: Any]] = []
-        while true {
-            let page = try #require(
-                try client.call(Requests.op("events", ["since": all.count, "limit": 10_000]))["events"]
-                    as? [[String: Any]])
-            all += page
-            if page.count < 10_000 { return all }
-        }
+        try allEvents(client)
     }
 
     /// The seqs in `missing`, read through `events`.

@@ -86,7 +86,7 @@ struct PostgresTests {
 
         // The one log, read through either daemon: gap-free, and no mechanic claimed while held.
         let reader = try Client(context, endpoint: daemons[1].commands)
-        let events = try #require(try reader.call(Requests.op("events", ["since": 0]))["events"] as? [[String: Any]])
+        let events = try allEvents(reader)
         #expect(events.map { $0["seq"] as? Int ?? -1 } == Array(1...events.count))
         var holder: [Int: Int] = [:]
         for event in events {

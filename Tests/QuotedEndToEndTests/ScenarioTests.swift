@@ -157,8 +157,7 @@ func collectEvents(subscriber: borrowing Subscriber, client: borrowing Client, c
     while bySeq.count < count {
         guard let (topic, body) = try subscriber.next(timeout: .milliseconds(500)) else {
             // Nothing live: replay what is missing.
-            let replay = try client.call(Requests.op("events", ["since": 0, "limit": 1_000]))
-            for event in replay["events"] as? [[String: Any]] ?? [] { bySeq[event["seq"] as? Int ?? 0] = event }
+            for event in try allEvents(client) { bySeq[event["seq"] as? Int ?? 0] = event }
             continue
         }
         #expect(topic == body["type"] as? String)

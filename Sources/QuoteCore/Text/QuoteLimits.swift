@@ -8,7 +8,7 @@ public enum QuoteLimits {
     public static let maximumTextLength = 256
     /// Characters in `customer.address` and a cancellation's `reason`.
     public static let maximumLongTextLength = 1_024
-    /// Bytes in an idempotency key (and at least one).
+    /// Bytes in an idempotency key (and at least one), each printable ASCII.
     public static let maximumIdempotencyKeyBytes = 255
     /// Problems listed in one refusal; the message says how many there were in all.
     public static let maximumProblems = 16
