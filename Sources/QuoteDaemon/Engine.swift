@@ -241,8 +241,8 @@ public struct Engine {
             }
             return codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency))
         case .quotes(let quotes, let limit):
-            return page(quotes, reply, measure: { codec.encodeQuote($0, currency: currency).json.count }) {
-                reply, page in
+            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
+            return page(quotes, reply, measure: measure) { reply, page in
                 reply.quotes = page.map { WireQuote($0, currency: currency) }
                 if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
             }
@@ -265,15 +265,14 @@ public struct Engine {
             reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()
         case .waiting(let quotes):
-            return page(quotes, reply, measure: { codec.encodeQuote($0, currency: currency).json.count }) {
-                reply, page in reply.quotes = page.map { WireQuote($0, currency: currency) }
+            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
+            return page(quotes, reply, measure: measure) { reply, page in
+                reply.quotes = page.map { WireQuote($0, currency: currency) }
             }
         case .events(let events, let lastSeq, let truncated):
             reply.lastSeq = lastSeq
-            return page(
-                events, reply, truncated: truncated,
-                measure: { codec.encode(Self.wireEvent($0, currency: currency)).count }
-            ) { reply, page in
+            let measure = { (event: StoredEvent) in codec.encode(Self.wireEvent(event, currency: currency)).count }
+            return page(events, reply, truncated: truncated, measure: measure) { reply, page in
                 reply.events = page.map { Self.wireEvent($0, currency: currency) }
             }
         case .pong(let store):
@@ -447,9 +446,10 @@ public struct Engine {
                         code: .messageTooLarge,
                         message: "the request has \(body.count) bytes; the limit is \(configuration.maxMessageBytes)")))
         }
-        switch codec.decodeRequest(body) {
+        let decoded = codec.decodeRequestKeepingID(body)
+        switch decoded.result {
         case .failure(let error):
-            return .failure(Refusal(envelope: envelope, id: nil, error: error))
+            return .failure(Refusal(envelope: envelope, id: decoded.id, error: error))
         case .success(let request):
             let op = request.op.flatMap(QuoteWire.Operation.init(rawValue:))
             let actor: Actor

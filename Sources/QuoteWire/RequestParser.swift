@@ -31,14 +31,25 @@ struct RequestParser {
 
     /// Parses `frame` as a request.
     static func parse(_ frame: [UInt8]) -> Result<WireRequest, WireError> {
+        parseKeepingID(frame).result
+    }
+
+    /// Parses `frame` as a request; a refusal comes with the request's `id` when the frame
+    /// is a JSON object whose `id` is a string or a 64-bit integer, so that the reply can
+    /// carry it whatever else is wrong.
+    static func parseKeepingID(_ frame: [UInt8]) -> (result: Result<WireRequest, WireError>, id: RequestID?) {
         frame.withUnsafeBufferPointer { buffer in
             var parser = RequestParser(buffer)
             do {
                 let request = try parser.request()
-                if let error = parser.fieldError ?? request.textError() { return .failure(error) }
-                return .success(request)
+                if let error = parser.fieldError ?? request.textError() {
+                    // An id refused for what it holds is not echoed.
+                    let idRefused = error.problems?.first?.field == "id"
+                    return (.failure(error), idRefused ? nil : request.id)
+                }
+                return (.success(request), request.id)
             } catch {
-                return .failure(WireError(code: .invalidJSON, message: "the request is not valid JSON"))
+                return (.failure(WireError(code: .invalidJSON, message: "the request is not valid JSON")), nil)
             }
         }
     }

@@ -36,6 +36,13 @@ public struct WireCodec {
         RequestParser.parse(bytes)
     }
 
+    /// ``decodeRequest(_:)``, with the request's `id` beside a refusal whenever the frame is
+    /// a JSON object with a valid `id`: every reply carries its request's `id` but those to
+    /// frames that are not JSON (`invalid_json`).
+    public func decodeRequestKeepingID(_ bytes: [UInt8]) -> (result: Result<WireRequest, WireError>, id: RequestID?) {
+        RequestParser.parseKeepingID(bytes)
+    }
+
     /// ``decodeRequest(_:)`` through `JSONDecoder` and `WireRequest`'s `Decodable`
     /// conformance: the reference the hand parser is tested against.
     public func decodeRequestWithFoundation(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {

@@ -21,7 +21,8 @@ enum Printable {
             }
             if isUnsafe(scalar) {
                 let hex = String(scalar.value, radix: 16)
-                result.append(contentsOf: ("\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex).unicodeScalars)
+                let padded = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                result.append(contentsOf: ("\\u" + padded).unicodeScalars)
             } else {
                 result.append(scalar)
             }

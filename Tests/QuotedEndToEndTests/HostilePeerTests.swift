@@ -286,6 +286,25 @@ struct HostilePeerTests {
         #expect(other.quoteID != first.quoteID)
     }
 
+    @Test("a refusal raised while a request is decoded still carries the request's id")
+    func refusalsCarryTheID() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try Client(try Context(), endpoint: daemon.commands)
+        let frames = [
+            #"{"v":1,"op":"get","id":"r-1","quoteId":"seven"}"#, #"{"v":1,"op":"get","id":7,"quoteId":null,"x":[1,]}"#,
+            #"{"v":1,"op":"list","id":"r-3","limit":1.5}"#, #"{"v":1,"op":"submit","id":"r-4","services":[1]}"#,
+            #"{"v":1,"op":"submit","id":"r-5","customer":{"name":"\u001b"}}"#, #"{"id":"r-6","op":"ping"}"#,
+        ]
+        let expected: [Any?] = ["r-1", nil, "r-3", "r-4", "r-5", "r-6"]
+        for (frame, id) in zip(frames, expected) {
+            try client.sendRaw(Array(frame.utf8))
+            let reply = try client.receive()
+            #expect(reply["ok"] as? Bool == false)
+            #expect((reply["id"] as? String) == (id as? String), "\(frame) -> \(reply)")
+        }
+    }
+
     // MARK: The store
 
     @Test(
