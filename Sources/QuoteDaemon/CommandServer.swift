@@ -189,6 +189,22 @@ public final class CommandServer: ServiceLifecycle.Service {
         // What other daemons committed, read from the log: published in turn with our own.
         let tailIndex = tail.map { poller.register(fileDescriptor: $0.readyDescriptor) }
         let tailOnlyIndex = tail.map { storeOnly.register(fileDescriptor: $0.readyDescriptor) }
+        // Connections, counted from both sockets' monitors: past `maxConnections`, the ZAP
+        // handler refuses new handshakes (with `security`; without it quoted is local only).
+        var connections = ConnectionCount(limit: configuration.maxConnections)
+        let tag = UInt(bitPattern: ObjectIdentifier(self).hashValue)
+        try router.monitor("inproc://quoted-commands-monitor-\(tag)", events: [.accepted, .disconnected])
+        try publisher.monitor("inproc://quoted-events-monitor-\(tag)", events: [.accepted, .disconnected])
+        let commandsMonitor = try Socket(context, type: .pair)
+        try commandsMonitor.set(.linger, 0)
+        try commandsMonitor.connect("inproc://quoted-commands-monitor-\(tag)")
+        let eventsMonitor = try Socket(context, type: .pair)
+        try eventsMonitor.set(.linger, 0)
+        try eventsMonitor.connect("inproc://quoted-events-monitor-\(tag)")
+        let monitorIndices = [
+            (poller.register(commandsMonitor), storeOnly.register(commandsMonitor)),
+            (poller.register(eventsMonitor), storeOnly.register(eventsMonitor)),
+        ]
         let metadata = access == nil ? [] : ["User-Id"]
         let clock = ContinuousClock()
         var nextWatchdog = clock.now
@@ -219,8 +235,19 @@ public final class CommandServer: ServiceLifecycle.Service {
             if let tail, tailReady {
                 try publishLogged(tail.take(), tail: tail, order: &order, publisher: publisher)
             }
+            let monitorsReady = monitorIndices.map { room ? poller.isReadable($0.0) : storeOnly.isReadable($0.1) }
+            if monitorsReady[0] {
+                while let event = try commandsMonitor.receiveMonitorEvent(dontWait: true) {
+                    connections.record(event.event)
+                }
+            }
+            if monitorsReady[1] {
+                while let event = try eventsMonitor.receiveMonitorEvent(dontWait: true) {
+                    connections.record(event.event)
+                }
+            }
             if let access, zapReady {
-                try Self.answerHandshakes(zap, access: access)
+                try Self.answerHandshakes(zap, access: access, full: connections.isFull)
             }
             if let access, access.takeSubscriberRevocation() {
                 // A subscriber's key was withdrawn: unbinding drops every subscription; the
@@ -274,6 +301,8 @@ public final class CommandServer: ServiceLifecycle.Service {
         router.close(linger: .milliseconds(500))
         publisher.close(linger: .milliseconds(500))
         zap.close(linger: .zero)
+        commandsMonitor.close(linger: .zero)
+        eventsMonitor.close(linger: .zero)
     }
 
     /// Makes `socket` a CURVE server whose handshakes the ZAP handler decides, for `domain`;
@@ -299,7 +328,9 @@ public final class CommandServer: ServiceLifecycle.Service {
     }
 
     /// Answers every waiting ZAP request (RFC 27) from the allow-list.
-    private static func answerHandshakes(_ zap: borrowing Socket, access: AccessControl) throws(ZeroMQError) {
+    private static func answerHandshakes(
+        _ zap: borrowing Socket, access: AccessControl, full: Bool
+    ) throws(ZeroMQError) {
         while let message = try zap.receiveMultipart(dontWait: true) {
             guard let request = ZAP.Request(frames: message.frames) else {
                 _ = try zap.send(multipart: [
@@ -307,7 +338,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                 ])
                 continue
             }
-            _ = try zap.send(multipart: access.authenticate(request), dontWait: true)
+            _ = try zap.send(multipart: access.authenticate(request, full: full), dontWait: true)
         }
     }
 

@@ -25,6 +25,8 @@ import Foundation
 ///   re-read on SIGHUP. Required with `security.serverKey`, and it with it.
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
+/// - `maxConnections` / `QUOTED_MAX_CONNECTIONS`: connections to both sockets together past which, with `security`,
+///   new handshakes are refused, 1 to 1,000,000; default 1,024. Keep it below the open-files limit.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
 ///   allow; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
@@ -46,6 +48,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var retentionEvents: Int
     public var maxBatch: Int
     public var highWaterMark: Int
+    public var maxConnections: Int
     public var maxReplyBytes: Int
     public var peerQueueBytes: Int
     public var eventQueueBytes: Int
@@ -77,6 +80,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
+        maxConnections = try Self.integer(reader, "maxConnections", default: 1_024, range: 1...1_000_000)
         maxReplyBytes = try Self.integer(reader, "maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
         peerQueueBytes = try Self.integer(
             reader, "peerQueueBytes", default: 67_108_864, range: 65_536...1_073_741_824)

@@ -21,7 +21,13 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
+        let openFiles = OpenFiles.raise()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
+        if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
+            logger.warning(
+                "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
+                metadata: ["openFiles": "\(openFiles)", "maxConnections": "\(daemon.configuration.maxConnections)"])
+        }
 
         let listening = Mutex<CommandServer?>(nil)
         let observability = Observability(listen: daemon.metricsListen, store: daemon.store, logger: logger) {
@@ -62,7 +68,13 @@ struct Repair: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
+        let openFiles = OpenFiles.raise()
         let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
+        if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
+            logger.warning(
+                "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
+                metadata: ["openFiles": "\(openFiles)", "maxConnections": "\(daemon.configuration.maxConnections)"])
+        }
         let violations = try await daemon.store.integrityViolations()
         let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
         for violation in repaired {

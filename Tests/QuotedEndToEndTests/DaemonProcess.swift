@@ -30,7 +30,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts `quoted` and waits for its "quoted ready" log line.
     init(
         stateDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
-        endpoint: String = "tcp://127.0.0.1:*", eventsEndpoint: String = "tcp://127.0.0.1:*"
+        endpoint: String = "tcp://127.0.0.1:*", eventsEndpoint: String = "tcp://127.0.0.1:*",
+        openFilesLimit: Int? = nil
     ) throws {
         self.stateDirectory =
             stateDirectory
@@ -41,6 +42,13 @@ final class DaemonProcess: @unchecked Sendable {
                 "--endpoint", endpoint, "--events", eventsEndpoint, "--state-dir", self.stateDirectory, "--log-level",
                 "info",
             ] + arguments
+        if let openFilesLimit {
+            // The shell sets the limit (soft and hard), then becomes quoted: the same process.
+            process.arguments =
+                ["-c", "ulimit -n \(openFilesLimit) && exec \"$0\" \"$@\"", Binaries.path("quoted")]
+                + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (key, value) in environment { env[key] = value }

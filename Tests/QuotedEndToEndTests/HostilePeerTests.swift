@@ -364,6 +364,66 @@ struct HostilePeerTests {
         #expect(warnings <= 10, "\(warnings) warnings for 60 refused keys")
     }
 
+    @Test("past maxConnections new handshakes are refused, and taken again once a connection closes")
+    func connectionLimit() throws {
+        let secure = try SecureDaemon(
+            clients: [("alice", "client"), ("bob", "client")], environment: ["QUOTED_MAX_CONNECTIONS": "2"])
+        let context = try Context()
+        do {
+            let alice = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("alice"))
+            #expect(try alice.call(Requests.op("ping"))["ok"] as? Bool == true)
+            let bob = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("bob"))
+            #expect(try bob.call(Requests.op("ping"))["ok"] as? Bool == true)
+            #expect(try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake == .failed)
+            #expect(secure.daemon.log.contains { $0.contains("maxConnections") })
+        }
+        // Both closed: a handshake succeeds again as soon as quoted has seen them go.
+        var outcome = Handshake.failed
+        for _ in 0..<50 where outcome == .failed {
+            outcome = try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake
+        }
+        #expect(outcome == .succeeded)
+    }
+
+    @Test("out of file descriptors, quoted keeps its watchdog and serves the peers already connected")
+    func outOfDescriptors() throws {
+        let watchdog = try WatchdogListener()
+        let daemon = try DaemonProcess(
+            environment: ["NOTIFY_SOCKET": watchdog.path, "WATCHDOG_USEC": "1000000"], openFilesLimit: 96)
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        #expect(try client.call(Requests.submit(id: "before"))["ok"] as? Bool == true)
+        // Far more TCP connections than quoted has descriptors for, none of them speaking.
+        let port = try #require(daemon.commands.split(separator: ":").last.flatMap { UInt16($0) })
+        var flood: [Int32] = []
+        for _ in 0..<200 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            flood.append(descriptor)
+        }
+        let started = watchdog.count
+        for index in 0..<20 {
+            let reply = try client.call(Requests.submit(id: "during-\(index)"))
+            #expect(reply["ok"] as? Bool == true, "\(reply)")
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(watchdog.count > started, "the watchdog was told")
+        #expect(watchdog.longestGap < .seconds(1), "WATCHDOG=1 never late: \(watchdog.longestGap)")
+        for descriptor in flood { close(descriptor) }
+        // Once the flood is gone, new peers connect again.
+        let later = try Client(context, endpoint: daemon.commands)
+        #expect(try later.call(Requests.op("ping"))["pong"] as? Bool == true)
+    }
+
     // MARK: Brokers
 
     @Test("a REQ behind a ROUTER/DEALER proxy is answered, and envelope errors say what came")

@@ -14,7 +14,7 @@ final class SecureDaemon {
 
     /// Writes the server certificate and a client certificate for each of `clients` (name and
     /// role), then starts quoted with `--server-key` and `--clients`.
-    init(clients: [(name: String, role: String)]) throws {
+    init(clients: [(name: String, role: String)], environment: [String: String] = [:]) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("quoted-sec-\(UUID().uuidString)")
             .path
@@ -26,7 +26,8 @@ final class SecureDaemon {
         for client in clients { try allow(client.name, role: client.role) }
         daemon = try DaemonProcess(
             stateDirectory: directory + "/state",
-            arguments: ["--server-key", directory + "/quoted.key_secret", "--clients", clientsDirectory])
+            arguments: ["--server-key", directory + "/quoted.key_secret", "--clients", clientsDirectory],
+            environment: environment)
     }
 
     /// Makes a key pair for `name` and lists its public certificate with `role`.

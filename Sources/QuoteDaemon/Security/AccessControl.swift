@@ -172,8 +172,9 @@ public final class AccessControl: Sendable {
 
     /// The ZAP handler's answer: `200` with the client's key as `User-Id` for a CURVE peer
     /// whose key is listed (with a role that may subscribe, on the events socket); `400`
-    /// for anyone else.
-    public func authenticate(_ request: ZAP.Request) -> [[UInt8]] {
+    /// for anyone else, and for everyone while the daemon is `full` (its connection limit
+    /// reached).
+    public func authenticate(_ request: ZAP.Request, full: Bool = false) -> [[UInt8]] {
         guard request.mechanism == "CURVE", let credential = request.credentials.first, credential.count == 32,
             let key = try? Z85.encode(credential)
         else {
@@ -185,7 +186,9 @@ public final class AccessControl: Sendable {
         // Decided under the lock; logged and answered after it.
         let decision = state.withLock { state -> Decision in
             let refusal: (log: String, reply: String)
-            if let principal = state.principals[key] {
+            if full {
+                refusal = ("the connection limit (maxConnections) is reached", "too many connections")
+            } else if let principal = state.principals[key] {
                 guard request.domain == Self.eventsDomain && !principal.role.maySubscribe else {
                     return .allowed(principal)
                 }
