@@ -260,7 +260,7 @@ public struct Engine {
             reply.counts = Dictionary(uniqueKeysWithValues: state.counts.map { ($0.key.rawValue, $0.value) })
             reply.lastSeq = state.lastSeq
             reply.oldestWaitMilliseconds = state.oldestWaiting.map {
-                max(0, Int64(clamping: Int64(Date().timeIntervalSince($0) * 1_000)))
+                max(0, Int64(clampingFinite: Date().timeIntervalSince($0) * 1_000))
             }
             reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()

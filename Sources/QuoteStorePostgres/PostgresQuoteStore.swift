@@ -630,7 +630,7 @@ public final class PostgresQuoteStore: QuoteStore {
     // MARK: Conversions
 
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        Int64(clampingFinite: (date.timeIntervalSince1970 * 1000).rounded())
     }
 
     static func date(_ milliseconds: Int64) -> Date {

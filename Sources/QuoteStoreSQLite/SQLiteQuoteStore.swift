@@ -377,7 +377,7 @@ public final class SQLiteQuoteStore: QuoteStore {
     // MARK: Conversions
 
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        Int64(clampingFinite: (date.timeIntervalSince1970 * 1000).rounded())
     }
 
     static func date(_ milliseconds: Int64) -> Date {

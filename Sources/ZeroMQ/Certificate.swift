@@ -92,9 +92,11 @@ public struct Certificate: Sendable, Hashable {
 
     /// A value without its surrounding spaces and quotes.
     private static func value(_ text: Substring) -> String {
-        var value = text.trimmingCharacters(in: .whitespaces)
-        if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
-            value = String(value.dropFirst().dropLast())
+        let value = text.trimmingCharacters(in: .whitespaces)
+        // By scalar: a quote and a combining mark after it are one `Character`, not a quote.
+        let scalars = value.unicodeScalars
+        if scalars.count >= 2, let first = scalars.first, first == "\"" || first == "'", scalars.last == first {
+            return String(scalars.dropFirst().dropLast())
         }
         return value
     }

@@ -208,3 +208,19 @@ extension String {
         return trimmed ?? self
     }
 }
+
+extension Int64 {
+    /// `value` rounded toward zero and clamped to `Int64`'s range, `0` for NaN: a conversion
+    /// that never traps, for times and amounts that come from stored rows or a clock.
+    public init(clampingFinite value: Double) {
+        if value.isNaN {
+            self = 0
+        } else if value >= 9_223_372_036_854_775_807 {
+            self = .max
+        } else if value <= -9_223_372_036_854_775_808 {
+            self = .min
+        } else {
+            self.init(value)
+        }
+    }
+}
