@@ -19,7 +19,8 @@ extension Catalog {
                 case .percent(let percent): "\(percent)%"
                 case .amount(let amount): "\(amount.cents)c"
                 }
-            let expiry = coupon.expiresAt.map { "\(Int64(clampingFinite: ($0.timeIntervalSince1970 * 1000).rounded()))" } ?? "-"
+            let expiry =
+                coupon.expiresAt.map { "\(Int64(clampingFinite: ($0.timeIntervalSince1970 * 1000).rounded()))" } ?? "-"
             text += "coupon \(coupon.code)\t\(discount)\t\(expiry)\n"
         }
         // FNV-1a, 64 bits: stable across runs and machines, unlike `Hasher`.

@@ -215,7 +215,7 @@ extension Int64 {
     public init(clampingFinite value: Double) {
         if value.isNaN {
             self = 0
-        } else if value >= 9_223_372_036_854_775_807 {
+        } else if value >= 9_223_372_036_854_775_808 {
             self = .max
         } else if value <= -9_223_372_036_854_775_808 {
             self = .min
