@@ -156,6 +156,9 @@ public final class CommandServer: ServiceLifecycle.Service {
         try secure(publisher, domain: AccessControl.eventsDomain)
         try publisher.set(.linger, 0)
         try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.eventHighWaterMark))
+        // Heartbeats find subscribers that vanished without closing, so they stop counting.
+        try publisher.set(.heartbeatInterval, 5_000)
+        try publisher.set(.heartbeatTimeout, 15_000)
         try publisher.set(.handshakeInterval, 10_000)
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
@@ -175,6 +178,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
         var order = PublishOrder(after: lastSeq, isOrdered: tail != nil)
+        var window = EventWindow(capacity: configuration.eventHighWaterMark, budget: configuration.eventQueueBytes)
         // With the batch being received full, only the store matters: polling the ROUTER too
         // would return at once, again and again, while messages wait in its queue. (And
         // handshakes: the ZAP handler is asked either way.)
@@ -207,6 +211,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         ]
         let metadata = access == nil ? [] : ["User-Id"]
         let clock = ContinuousClock()
+        var skipsLogged = clock.now - .seconds(60)
         var nextWatchdog = clock.now
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
         var room = true
@@ -233,17 +238,17 @@ public final class CommandServer: ServiceLifecycle.Service {
                 tailReady = tailOnlyIndex.map(storeOnly.isReadable) ?? false
             }
             if let tail, tailReady {
-                try publishLogged(tail.take(), tail: tail, order: &order, publisher: publisher)
+                try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
             }
             let monitorsReady = monitorIndices.map { room ? poller.isReadable($0.0) : storeOnly.isReadable($0.1) }
             if monitorsReady[0] {
                 while let event = try commandsMonitor.receiveMonitorEvent(dontWait: true) {
-                    connections.record(event.event)
+                    connections.record(event.event, on: .commands)
                 }
             }
             if monitorsReady[1] {
                 while let event = try eventsMonitor.receiveMonitorEvent(dontWait: true) {
-                    connections.record(event.event)
+                    connections.record(event.event, on: .events)
                 }
             }
             if let access, zapReady {
@@ -255,6 +260,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                 // seq. The port is free again once libzmq has closed the old listener, a
                 // moment later: until then events are published to no one.
                 try publisher.unbind(endpoints.events)
+                connections.eventsUnbound()
                 eventsUnbound = true
                 logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
             }
@@ -264,7 +270,9 @@ public final class CommandServer: ServiceLifecycle.Service {
             }
             if storeReady {
                 for executed in worker.takeResults() {
-                    try Self.send(engine, executed, router: router, publisher: publisher, order: &order, tail: tail)
+                    try Self.send(
+                        engine, executed, router: router, publisher: publisher, order: &order, window: &window,
+                        tail: tail)
                 }
                 room = worker.hasRoom
             }
@@ -287,12 +295,20 @@ public final class CommandServer: ServiceLifecycle.Service {
                 notifier.notify("WATCHDOG=1")
                 nextWatchdog = now + interval
             }
+            if window.skipped > 0, now - skipsLogged >= .seconds(10) {
+                logger.warning(
+                    "events not published live: with them the last \(window.capacity) would pass eventQueueBytes; subscribers fill the gap by seq",
+                    metadata: ["skipped": "\(window.takeSkipped())"])
+                skipsLogged = now
+            }
         }
         // Answer everything received: the batch being committed, then any received after it.
         while !worker.isDrained {
             try storeOnly.poll(timeout: .seconds(1))
             for executed in worker.takeResults() {
-                try Self.send(engine, executed, router: router, publisher: publisher, order: &order, tail: tail)
+                try Self.send(
+                    engine, executed, router: router, publisher: publisher, order: &order, window: &window,
+                    tail: tail)
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
@@ -346,7 +362,7 @@ public final class CommandServer: ServiceLifecycle.Service {
     /// next request can be on its way while the events are still being written.
     private static func send(
         _ engine: Engine, _ executed: Engine.Executed, router: borrowing Socket, publisher: borrowing Socket,
-        order: inout PublishOrder, tail: LogTail?
+        order: inout PublishOrder, window: inout EventWindow, tail: LogTail?
     ) throws(ZeroMQError) {
         let encoded = engine.encodeReplies(executed)
         for reply in encoded.replies {
@@ -355,7 +371,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         }
         engine.metrics.answered(encoded.marks, at: .now)
         let events = order.add(engine.encodeEvents(encoded))
-        try publish(events, publisher: publisher)
+        try publish(events, window: &window, publisher: publisher)
         engine.metrics.published(events.count, lastSeq: order.lastPublished)
         tail?.published(through: order.lastPublished)
         // Another daemon committed in between: its events are in the log.
@@ -364,7 +380,8 @@ public final class CommandServer: ServiceLifecycle.Service {
 
     /// Publishes what the tail read from the log, in `order` with this daemon's own.
     private func publishLogged(
-        _ deliveries: [LogTail.Delivery], tail: LogTail, order: inout PublishOrder, publisher: borrowing Socket
+        _ deliveries: [LogTail.Delivery], tail: LogTail, order: inout PublishOrder, window: inout EventWindow,
+        publisher: borrowing Socket
     ) throws(ZeroMQError) {
         for delivery in deliveries {
             if let first = delivery.events.first {
@@ -374,18 +391,20 @@ public final class CommandServer: ServiceLifecycle.Service {
                         "events left the log before they could be published; subscribers fill the gap with events",
                         metadata: ["skipped": "\(skipped)", "resumingAt": "\(first.seq)"])
                 }
-                try Self.publish(ready, publisher: publisher)
+                try Self.publish(ready, window: &window, publisher: publisher)
                 metrics.published(ready.count, lastSeq: order.lastPublished)
             }
             let events = order.add(delivery.events)
-            try Self.publish(events, publisher: publisher)
+            try Self.publish(events, window: &window, publisher: publisher)
             metrics.published(events.count, lastSeq: order.lastPublished)
         }
         tail.published(through: order.lastPublished)
     }
 
-    private static func publish(_ events: [[[UInt8]]], publisher: borrowing Socket) throws(ZeroMQError) {
-        for event in events {
+    private static func publish(
+        _ events: [[[UInt8]]], window: inout EventWindow, publisher: borrowing Socket
+    ) throws(ZeroMQError) {
+        for event in events where window.admit(event.reduce(0) { $0 + $1.count }) {
             // A slow subscriber loses events past its high-water mark and fills the gap by seq.
             _ = try publisher.send(multipart: event, dontWait: true)
         }

@@ -26,7 +26,8 @@ import Foundation
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
 /// - `maxConnections` / `QUOTED_MAX_CONNECTIONS`: connections to both sockets together past which, with `security`,
-///   new handshakes are refused, 1 to 1,000,000; default 1,024. Keep it below the open-files limit.
+///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts from its accept, so one that never
+///   completes its handshake counts until the handshake timeout (10 s) drops it. Keep it below the open-files limit.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
 ///   allow; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
@@ -35,8 +36,9 @@ import Foundation
 /// - `peerQueueBytes` / `QUOTED_PEER_QUEUE_BYTES`: bytes queued for one peer of the commands socket, each way, 65,536
 ///   to 1,073,741,824; default 67,108,864. Replies to a peer that does not read them past it are dropped; its requests
 ///   wait in its TCP connection.
-/// - `eventQueueBytes` / `QUOTED_EVENT_QUEUE_BYTES`: bytes of events held for subscribers that lag, 1,048,576 to
-///   4,294,967,296; default 67,108,864. A subscriber that lags past it misses events, and fills the gap by `seq`.
+/// - `eventQueueBytes` / `QUOTED_EVENT_QUEUE_BYTES`: bytes a subscriber that stops reading can hold, 1,048,576 to
+///   4,294,967,296; default 67,108,864: the last `highWaterMark` events published never add up to more (an event that
+///   would take them past it is not published live, and subscribers fill the gap by `seq`).
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
     public var events: String
@@ -80,7 +82,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
         maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
         highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
-        maxConnections = try Self.integer(reader, "maxConnections", default: 1_024, range: 1...1_000_000)
+        maxConnections = try Self.integer(reader, "maxConnections", default: 4_096, range: 1...1_000_000)
         maxReplyBytes = try Self.integer(reader, "maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
         peerQueueBytes = try Self.integer(
             reader, "peerQueueBytes", default: 67_108_864, range: 65_536...1_073_741_824)
@@ -137,16 +139,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
         min(highWaterMark, max(16, peerQueueBytes / maxMessageBytes))
     }
 
-    /// The largest event the daemon publishes: a quote's JSON is bounded by the request that
-    /// made it (its text fields and services), plus what the daemon adds (prices, reasons,
-    /// each bounded per service).
-    public var maxEventBytes: Int { maxMessageBytes + 16_384 }
-
-    /// The events socket's queue, in messages: ``eventQueueBytes`` of the largest events. An
-    /// event is one message shared by every subscriber's queue, so this bounds them all.
-    public var eventHighWaterMark: Int {
-        min(highWaterMark, max(64, eventQueueBytes / maxEventBytes))
-    }
+    /// The events socket's queue per subscriber, in messages; ``eventQueueBytes`` bounds
+    /// the bytes (``EventWindow``).
+    public var eventHighWaterMark: Int { highWaterMark }
 
     /// Keys that moved under the store's section, with where they are now.
     public static let moved = [

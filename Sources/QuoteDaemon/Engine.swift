@@ -136,11 +136,13 @@ public struct Engine {
             if case .write = pending.work {
                 batch.writes.append((index, pending))
             } else {
-                if case .read(let query) = pending.work, query.isPage { batch.pageReads += 1 }
+                if case .read(let query) = pending.work, query.readsManyRows { batch.pageReads += 1 }
                 batch.reads.append((index, pending))
             }
         case .failure(let refusal):
             batch.marks.append(RequestMark(op: refusal.op, received: received, code: refusal.error.code))
+            // An envelope that cannot be answered (too deep, too large) is dropped.
+            guard !refusal.envelope.isEmpty else { return }
             batch.replies[index] = refusal.envelope + [codec.encode(WireReply.failure(refusal.id, refusal.error))]
         }
     }
@@ -264,9 +266,9 @@ public struct Engine {
             }
             reply.mechanicCounts = ["busy": state.busy, "free": state.free]
             reply.activity = metrics.activity()
-        case .waiting(let quotes):
+        case .waiting(let quotes, let truncated):
             let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
-            return page(quotes, reply, measure: measure) { reply, page in
+            return page(quotes, reply, truncated: truncated, measure: measure) { reply, page in
                 reply.quotes = page.map { WireQuote($0, currency: currency) }
             }
         case .events(let events, let lastSeq, let truncated):
@@ -314,13 +316,16 @@ public struct Engine {
                 count += 1
             }
         }
+        // One item at least, however large (each is bounded by the request limits), so that
+        // a page always moves its reader on.
+        count = max(count, min(1, items.count))
         while true {
             var attempt = reply
             fill(&attempt, items[..<count])
             if truncated || count < items.count { attempt.truncated = true }
             let bytes = codec.encode(attempt)
-            guard bytes.count > budget, count > 0 else { return bytes }
-            count = min(count - 1, count * (budget - budget / 8) / bytes.count)
+            guard bytes.count > budget, count > 1 else { return bytes }
+            count = max(1, min(count - 1, count * (budget - budget / 8) / bytes.count))
         }
     }
 
@@ -392,6 +397,10 @@ public struct Engine {
 
     // MARK: Decoding
 
+    /// The most identity frames an envelope may carry before its delimiter: one per
+    /// ROUTER/DEALER hop between the client and quoted.
+    static let maximumEnvelopeDepth = 16
+
     private struct Refusal: Error {
         var envelope: [[UInt8]]
         var id: RequestID?
@@ -412,6 +421,16 @@ public struct Engine {
         let envelope: [[UInt8]]
         let body: [UInt8]
         if let delimiter = frames.dropFirst().firstIndex(where: \.isEmpty) {
+            // Identities are at most 255 bytes (ZMQ_ROUTING_ID), and no broker path is
+            // deeper than a few hops: a larger envelope is not answered (it would be copied
+            // into the reply) and is dropped.
+            guard delimiter <= Self.maximumEnvelopeDepth, frames[..<delimiter].allSatisfy({ $0.count <= 255 })
+            else {
+                return .failure(
+                    Refusal(
+                        envelope: [], id: nil,
+                        error: WireError(code: .malformedEnvelope, message: "envelope too deep or too large")))
+            }
             envelope = Array(frames[...delimiter])
             let after = frames.count - delimiter - 1
             guard after == 1 else {
@@ -425,7 +444,7 @@ public struct Engine {
                         )))
             }
             body = frames[delimiter + 1]
-        } else if frames.count == 2 && !frames[1].isEmpty {
+        } else if frames.count == 2 && !frames[1].isEmpty && frames[0].count <= 255 {
             envelope = [frames[0]]
             body = frames[1]
         } else {

@@ -25,8 +25,8 @@ struct StoreStage: Sendable {
         case mechanics([MechanicState])
         case services([Service])
         case stats(StoreState)
-        /// The wait-list in line order.
-        case waiting([Quote])
+        /// The wait-list in line order; `truncated` when fewer rows were read than asked for.
+        case waiting([Quote], truncated: Bool)
         /// Events after a `seq`; `truncated` when fewer rows were read than asked for, to
         /// bound the work of one request.
         case events([StoredEvent], lastSeq: Int64, truncated: Bool)
@@ -59,8 +59,21 @@ struct StoreStage: Sendable {
             }
         }
         executed.readResults.reserveCapacity(batch.reads.count)
+        // `stats` scans the store: read once for the whole batch, however many ask.
+        var stats: StoreState?
         for read in batch.reads {
             do {
+                if case .read(.stats) = read.pending.work {
+                    let state: StoreState
+                    if let stats {
+                        state = stats
+                    } else {
+                        state = try await StoreState.read(from: store)
+                    }
+                    stats = state
+                    executed.readResults.append(.stats(state))
+                    continue
+                }
                 executed.readResults.append(
                     try await answer(read.pending.work, by: read.pending.actor, catalog: batch.catalog))
             } catch {
@@ -102,7 +115,9 @@ struct StoreStage: Sendable {
             case .stats:
                 return .stats(try await StoreState.read(from: store))
             case .waiting(let limit):
-                return .waiting(try await store.waitingQuotes(limit: min(limit, maximumRows)))
+                let rows = min(limit, maximumRows)
+                let quotes = try await store.waitingQuotes(limit: rows)
+                return .waiting(quotes, truncated: rows < limit && quotes.count == rows)
             case .events(let since, let limit):
                 let rows = min(limit, maximumRows)
                 let events = try await store.events(after: since, limit: rows)

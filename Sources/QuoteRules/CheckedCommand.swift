@@ -35,15 +35,16 @@ public struct CheckedSubmission: Sendable, Hashable {
     public var request: QuoteRequest { template.request }
     /// `ready` with its price, or `pending` with what support must resolve.
     public var stage: QuoteStage { template.stage }
-    /// The fingerprint of the submission as sent, kept with the quote for retries.
-    public let digest: SubmissionDigest
+    /// The fingerprint of the submission as sent, kept with the quote for retries under an
+    /// idempotency key; `nil` when none was computed (no key).
+    public let digest: SubmissionDigest?
 
     /// Validates `submission` against `catalog` at `now` and prices it in the catalog's
     /// currency; throws with every problem at once.
     public init(
         _ submission: Submission, in catalog: Catalog, at now: Date, digest: SubmissionDigest? = nil
     ) throws(QuoteError) {
-        self.digest = digest ?? SubmissionDigest(submission, book: false, wait: false)
+        self.digest = digest
         let request = try QuoteBuilder(submission).build(in: catalog, at: now)
         template = Quote(
             id: QuoteID(0), request: request, stage: try .priced(request, currency: catalog.currency), submittedAt: now,

@@ -34,7 +34,8 @@ public struct Rulebook: Sendable {
                     .submit(
                         try CheckedSubmission(
                             submission, in: catalog, at: now,
-                            digest: SubmissionDigest(submission, book: book, wait: wait)),
+                            // Kept only with an idempotency key, so computed only then.
+                            digest: key == nil ? nil : SubmissionDigest(submission, book: book, wait: wait)),
                         idempotencyKey: key.map(actor.storedIdempotencyKey), book: book, wait: wait))
             } catch {
                 return .failure(error)
@@ -201,7 +202,9 @@ public struct Rulebook: Sendable {
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
         if let key, let original = try await transaction.quote(idempotencyKey: key) {
-            if let conflict = Self.conflict(original, key: key, digest: submission.digest) { throw conflict }
+            if let digest = submission.digest, let conflict = Self.conflict(original, key: key, digest: digest) {
+                throw conflict
+            }
             return CommandOutcome(quote: original, events: [], replayed: true)
         }
         let now = transaction.now

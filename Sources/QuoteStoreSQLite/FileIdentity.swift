@@ -21,6 +21,9 @@ final class FileIdentity: Sendable {
     private struct State {
         var database: Identity?
         var log: Identity?
+        /// The shared-memory index beside the log: replaced under a running store, readers and
+        /// the writer would disagree on what is committed.
+        var index: Identity?
         /// The largest size seen: a database file never shrinks under a store that does not
         /// vacuum, so a smaller one was truncated.
         var largest: Int64 = 0
@@ -33,7 +36,11 @@ final class FileIdentity: Sendable {
 
     /// Remembers the identity of `path` and `path-wal` as they are now, just opened.
     init(path: String) {
-        self.path = path
+        // Absolute, so that nothing the process does later (a change of directory) moves it.
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        self.path =
+            realpath(path, &resolved) != nil
+            ? String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : path
         var initial = State()
         if let (identity, size) = Self.status(path) {
             initial.database = identity
@@ -48,6 +55,7 @@ final class FileIdentity: Sendable {
     func check() throws(StoreError) {
         let database = Self.status(path)
         let log = Self.status(path + "-wal")
+        let index = Self.status(path + "-shm")
         let failure = state.withLock { state -> String? in
             if let failure = state.failure { return failure }
             var found: String?
@@ -74,6 +82,17 @@ final class FileIdentity: Sendable {
                 } else {
                     // SQLite creates the log with the first transaction: known from then on.
                     state.log = log?.0
+                }
+            }
+            if found == nil {
+                if let expected = state.index {
+                    if let (identity, _) = index {
+                        if identity != expected { found = "\(path)-shm was replaced by another file" }
+                    } else {
+                        found = "\(path)-shm was deleted"
+                    }
+                } else {
+                    state.index = index?.0
                 }
             }
             state.failure = found.map {

@@ -230,8 +230,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 let row = try Row.fetchOne(
                     db, sql: "SELECT data, history FROM quotes WHERE id = ?", arguments: [id.rawValue])
             else { return nil }
-            let quote = try QuoteCodec.decodeQuote(row[0])
-            let history = try HistoryCodec.decode(row[1]).map { step in
+            let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 0))
+            let history = try HistoryCodec.decode(try row.decode(atIndex: 1)).map { step in
                 StateChange(from: step.from, to: step.to, at: Self.date(step.at), seq: step.seq)
             }
             return QuoteRecord(quote: quote, history: history)
@@ -281,8 +281,10 @@ public final class SQLiteQuoteStore: QuoteStore {
             ).map { row in
                 MechanicState(
                     mechanic: Mechanic(
-                        id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior),
-                    quote: (row[3] as Int64?).map(QuoteID.init), freeSince: (row[4] as Int64?).map(Self.date))
+                        id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
+                        skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior),
+                    quote: (try row.decode(Int64?.self, atIndex: 3)).map(QuoteID.init),
+                    freeSince: (try row.decode(Int64?.self, atIndex: 4)).map(Self.date))
             }
         }
     }
@@ -291,7 +293,9 @@ public final class SQLiteQuoteStore: QuoteStore {
         try await read { db in
             var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM quotes GROUP BY state") {
-                if let status = QuoteStatus(rawValue: row[0]) { counts[status] = row[1] }
+                if let status = QuoteStatus(rawValue: try row.decode(atIndex: 0)) {
+                    counts[status] = try row.decode(atIndex: 1)
+                }
             }
             return counts
         }
@@ -350,8 +354,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 WHERE q.state = 'booked' AND (m.quote_id IS NULL OR m.quote_id != q.id)
                 """)
         {
-            let quote: Int64 = row[0]
-            let mechanic: Int64? = row[1]
+            let quote: Int64 = try row.decode(atIndex: 0)
+            let mechanic: Int64? = try row.decode(atIndex: 1)
             found.append(
                 IntegrityViolation(
                     message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
@@ -364,8 +368,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 WHERE m.quote_id IS NOT NULL AND (q.state IS NOT 'booked' OR q.mechanic_id IS NOT m.id)
                 """)
         {
-            let mechanic: Int64 = row[0]
-            let quote: Int64 = row[1]
+            let mechanic: Int64 = try row.decode(atIndex: 0)
+            let quote: Int64 = try row.decode(atIndex: 1)
             found.append(
                 IntegrityViolation(
                     message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
@@ -391,21 +395,24 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// event after it (same quote, same statement, priced), back at its first state. Pruning
     /// deletes a prefix of the log, so that event is there whenever this one is.
     static func event(_ row: Row, next: (Int64) throws -> Row?) throws -> StoredEvent {
-        let seq: Int64 = row[0]
-        let at = date(row[1])
-        let type: String = row[2]
-        let quoteID = QuoteID(row[3])
-        let data: Data = row[5]
+        // Decoded with `try`: a row that breaks the schema (NULL, another type) is a
+        // corrupt record, not a trap.
+        let seq: Int64 = try row.decode(atIndex: 0)
+        let at = date(try row.decode(atIndex: 1))
+        let type: String = try row.decode(atIndex: 2)
+        let quoteID = QuoteID(try row.decode(atIndex: 3))
+        let data: Data = try row.decode(atIndex: 5)
         let kind: StoredEvent.Kind
         switch type {
         case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quoteID)
         case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quoteID)
         case "quote.submitted" where data.isEmpty:
-            guard let priced = try next(seq + 1), QuoteID(priced[3]) == quoteID else {
+            guard seq < .max, let priced = try next(seq + 1), QuoteID(try priced.decode(atIndex: 3)) == quoteID
+            else {
                 throw QuoteCodec.CorruptRecord(
                     description: "event \(seq) (quote.submitted) has no priced event after it")
             }
-            let quote = try QuoteCodec.decodeQuote(priced[5])
+            let quote = try QuoteCodec.decodeQuote(try priced.decode(atIndex: 5))
             kind = .quote(
                 from: nil,
                 quote: Quote(
@@ -413,9 +420,10 @@ public final class SQLiteQuoteStore: QuoteStore {
                     submittedBy: quote.submittedBy, submissionDigest: quote.submissionDigest))
         default:
             kind = .quote(
-                from: (row[4] as String?).flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
+                from: (try row.decode(String?.self, atIndex: 4)).flatMap(QuoteStatus.init(rawValue:)),
+                quote: try QuoteCodec.decodeQuote(data))
         }
-        return StoredEvent(seq: seq, at: at, kind: kind, by: row[6])
+        return StoredEvent(seq: seq, at: at, kind: kind, by: try row.decode(atIndex: 6))
     }
 }
 

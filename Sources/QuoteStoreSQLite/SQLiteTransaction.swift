@@ -83,6 +83,7 @@ final class SQLiteTransaction: StoreTransaction {
             } else {
                 last = try Int64.fetchOne(try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes")) ?? 0
             }
+            guard last < .max else { throw StoreError(.corrupt, "quote ids are exhausted (the last is \(last))") }
             lastQuoteID = last + 1
             return QuoteID(last + 1)
         }
@@ -273,7 +274,9 @@ final class SQLiteTransaction: StoreTransaction {
                 ORDER BY skill, free_since, id
                 """)
             return try Row.fetchAll(statement).map { row in
-                Mechanic(id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior)
+                Mechanic(
+                    id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
+                    skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior)
             }
         }
     }
@@ -368,7 +371,9 @@ final class SQLiteTransaction: StoreTransaction {
     /// handed out, read once per transaction under the write lock.
     private func nextSeq(count: Int64 = 1) throws -> Int64 {
         let last = try lastSeq ?? SQLiteQuoteStore.lastSequence(db)
-        lastSeq = last + count
+        let (next, overflow) = last.addingReportingOverflow(count)
+        guard !overflow else { throw StoreError(.corrupt, "event seqs are exhausted (the last is \(last))") }
+        lastSeq = next
         return last + 1
     }
 

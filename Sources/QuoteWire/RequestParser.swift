@@ -43,9 +43,8 @@ struct RequestParser {
             do {
                 let request = try parser.request()
                 if let error = parser.fieldError ?? request.textError() {
-                    // An id refused for what it holds is not echoed.
-                    let idRefused = error.problems?.first?.field == "id"
-                    return (.failure(error), idRefused ? nil : request.id)
+                    // An id that would itself be refused is not echoed.
+                    return (.failure(error), WireRequest.isEchoable(request.id) ? request.id : nil)
                 }
                 return (.success(request), request.id)
             } catch {

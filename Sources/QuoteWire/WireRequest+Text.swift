@@ -49,6 +49,13 @@ extension WireRequest {
         return Self.check(reason, "reason", long)
     }
 
+    /// Whether `id` may be echoed in a reply: a number, or a string that passes the checks
+    /// of any text field.
+    static func isEchoable(_ id: RequestID?) -> Bool {
+        guard case .string(let text) = id else { return true }
+        return check(text, "id", QuoteLimits.maximumTextLength) == nil
+    }
+
     /// The refusal of `text` at `field`, if it has a forbidden character or more than
     /// `maximum` characters.
     private static func check(_ text: String?, _ field: String, _ maximum: Int) -> WireError? {

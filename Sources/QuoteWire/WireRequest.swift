@@ -113,11 +113,12 @@ public enum ReadQuery: Sendable, Hashable {
     /// The wait-list in line order.
     case waiting(limit: Int)
 
-    /// Whether the reply is a page of rows, bounded by the reply budget.
-    public var isPage: Bool {
+    /// Whether answering reads many rows: a page bounded by the reply budget, or `stats`,
+    /// which counts the whole store. A batch holds a bounded number of these.
+    public var readsManyRows: Bool {
         switch self {
-        case .list, .mechanics, .services, .events, .waiting: true
-        case .get, .stats, .ping: false
+        case .list, .mechanics, .services, .events, .waiting, .stats: true
+        case .get, .ping: false
         }
     }
 }

@@ -57,7 +57,9 @@ public struct Certificate: Sendable, Hashable {
             guard let equals = content.firstIndex(of: "=") else {
                 throw CertificateError(.malformed, "\(source), line \(number + 1): expected name = value")
             }
-            let name = content[..<equals].trimmingCharacters(in: .whitespaces)
+            // Trimmed of spaces and tabs only, as the indentation is: trimmed of U+00A0 too,
+            // a name U+00A0 "#x" would be written back as "#x", a comment.
+            let name = content[..<equals].trimmingCharacters(in: Self.indentation)
             let value = Self.value(content[content.index(after: equals)...])
             switch (section, name) {
             case ("metadata", _): metadata[name] = value
@@ -89,6 +91,9 @@ public struct Certificate: Sendable, Hashable {
         }
         return try Certificate(parsing: text, source: path)
     }
+
+    /// What indents a line: spaces and tabs.
+    private static let indentation = CharacterSet(charactersIn: " \t")
 
     /// A value without its surrounding spaces and quotes.
     private static func value(_ text: Substring) -> String {

@@ -33,18 +33,28 @@ enum Printable {
 
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+            true
         default: false
         }
     }
 
-    /// Where a colour sequence starting at `start` (an ESC) ends: `ESC [`, digits and `;`,
-    /// then `m`.
+    /// The colours quotectl itself writes (`Output.styled`): reset, bold, dim, and the
+    /// foreground colours of the states. Nothing else passes, so data cannot hide text
+    /// (`ESC[8m`) or paint it black on black.
+    static let colours: Set<String> = ["0", "1", "2", "31", "32", "33", "35", "36", "1;32"]
+
+    /// Where a colour sequence starting at `start` (an ESC) ends, if it is one of
+    /// ``colours``: `ESC [`, the code, then `m`.
     private static func colourEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
         guard start + 2 < scalars.count, scalars[start + 1] == "[" else { return nil }
         var index = start + 2
-        while index < scalars.count, scalars[index] == ";" || ("0"..."9").contains(scalars[index]) { index += 1 }
-        guard index < scalars.count, scalars[index] == "m", index - start <= 16 else { return nil }
+        var code = ""
+        while index < scalars.count, index - start <= 8, scalars[index] == ";" || ("0"..."9").contains(scalars[index]) {
+            code.unicodeScalars.append(scalars[index])
+            index += 1
+        }
+        guard index < scalars.count, scalars[index] == "m", colours.contains(code) else { return nil }
         return index
     }
 }

@@ -79,7 +79,7 @@ public struct CatalogDocument: Codable, Sendable, Hashable {
     public func catalog() throws(CatalogError) -> Catalog {
         var problems: [Problem] = []
         let currency = Currency(self.currency ?? "USD")
-        if currency.code.count != 3 || !currency.code.allSatisfy({ ("A"..."Z").contains($0) }) {
+        if currency.code.utf8.count != 3 || !currency.code.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) {
             problems.append(Problem(field: "currency", message: "must be a three-letter ISO 4217 code"))
         }
 

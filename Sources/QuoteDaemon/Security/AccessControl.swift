@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import QuoteCore
 public import QuoteWire
 import Synchronization
 public import ZeroMQ
@@ -308,6 +309,22 @@ public final class AccessControl: Sendable {
                 continue
             }
             let name = certificate.metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? z85
+            // The name goes into the audit trail (`submittedBy`, `by`) and the logs: text
+            // like any other.
+            if let scalar = TextHygiene.firstForbidden(in: name) {
+                problems.append(
+                    ConfigurationError(
+                        key: key, reason: "\(path) has a name with the control character \(TextHygiene.name(scalar))"))
+                continue
+            }
+            if name.isBlank || name.unicodeScalars.count > QuoteLimits.maximumTextLength {
+                problems.append(
+                    ConfigurationError(
+                        key: key,
+                        reason:
+                            "\(path) has a blank name or one longer than \(QuoteLimits.maximumTextLength) characters"))
+                continue
+            }
             principals[z85] = Principal(key: z85, name: name, role: role)
         }
         return (principals, problems)
