@@ -37,7 +37,7 @@ import Foundation
 ///   to 1,073,741,824; default 67,108,864. Replies to a peer that does not read them past it are dropped; its requests
 ///   wait in its TCP connection.
 /// - `eventQueueBytes` / `QUOTED_EVENT_QUEUE_BYTES`: bytes a subscriber that stops reading can hold, 1,048,576 to
-///   4,294,967,296; default 67,108,864: the last `highWaterMark` events published never add up to more (an event that
+///   4,294,967,296; default 33,554,432: the last `highWaterMark` events published never add up to more (an event that
 ///   would take them past it is not published live, and subscribers fill the gap by `seq`).
 public struct DaemonConfiguration: Sendable, Hashable {
     public var endpoint: String
@@ -87,7 +87,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         peerQueueBytes = try Self.integer(
             reader, "peerQueueBytes", default: 67_108_864, range: 65_536...1_073_741_824)
         eventQueueBytes = try Self.integer(
-            reader, "eventQueueBytes", default: 67_108_864, range: 1_048_576...4_294_967_296)
+            reader, "eventQueueBytes", default: 33_554_432, range: 1_048_576...4_294_967_296)
         allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
         serverKeyFile = reader.string(forKey: "security.serverKey").flatMap { $0.isEmpty ? nil : $0 }
         clientsDirectory = reader.string(forKey: "security.clientsDirectory").flatMap { $0.isEmpty ? nil : $0 }
