@@ -23,9 +23,10 @@ private func roundTrip(_ text: String, _ expected: Certificate) {
     do {
         let read = try Certificate(parsing: text, source: "written.key")
         guard read == expected else {
-            fatalError("a written certificate reads back different:\n\(text)\nwritten: \(expected)\nread: \(read)")
+            fatalError(
+                "a written certificate reads back different: \(text.debugDescription), \(expected) read as \(read)")
         }
     } catch {
-        fatalError("a written certificate does not read back (\(error)):\n\(text)")
+        fatalError("a written certificate does not read back (\(error)): \(text.debugDescription)")
     }
 }
