@@ -103,6 +103,12 @@ final class FileIdentity: Sendable {
         if let failure { throw StoreError(.unavailable, failure) }
     }
 
+    /// Throws what ``check()`` found before, without looking at the files again: a store
+    /// known to be down does no more work.
+    func checkKnown() throws(StoreError) {
+        if let failure = state.withLock({ $0.failure }) { throw StoreError(.unavailable, failure) }
+    }
+
     private static func status(_ path: String) -> (Identity, Int64)? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }

@@ -143,7 +143,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         // Numbered for good as they are appended: one writer.
         return Committed(
             try await onWriter { [self] () throws(StoreError) in
-                try identity.check()
+                try identity.checkKnown()
                 let value = try writeSync { db throws(StoreError) in
                     let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
                     return try inline.run { () throws(StoreError) in try await body(transaction) }

@@ -30,9 +30,11 @@ extension WireRequest {
                 if let error = Self.check(service, "services[\(index)]", short) { return error }
             }
         }
-        for (value, field) in [(mechanic, "mechanic"), (coupon, "coupon"), (state, "state"), (skill, "skill")] {
-            if let error = Self.check(value, field, short) { return error }
-        }
+        // One field at a time, not a list of them: this runs for every request.
+        if let error = Self.check(mechanic, "mechanic", short) { return error }
+        if let error = Self.check(coupon, "coupon", short) { return error }
+        if let error = Self.check(state, "state", short) { return error }
+        if let error = Self.check(skill, "skill", short) { return error }
         if var key = idempotencyKey {
             // Printable ASCII, so that a length in bytes is a length in characters too.
             let printable = key.withUTF8 { bytes in bytes.allSatisfy { (0x20...0x7E).contains($0) } }
@@ -43,9 +45,10 @@ extension WireRequest {
                 )
             }
         }
-        for (value, field) in [(make, "make"), (model, "model"), (trim, "trim"), (price, "price")] {
-            if let error = Self.check(value, field, short) { return error }
-        }
+        if let error = Self.check(make, "make", short) { return error }
+        if let error = Self.check(model, "model", short) { return error }
+        if let error = Self.check(trim, "trim", short) { return error }
+        if let error = Self.check(price, "price", short) { return error }
         return Self.check(reason, "reason", long)
     }
 
@@ -59,14 +62,10 @@ extension WireRequest {
     /// The refusal of `text` at `field`, if it has a forbidden character or more than
     /// `maximum` characters.
     private static func check(_ text: String?, _ field: String, _ maximum: Int) -> WireError? {
-        guard var text else { return nil }
+        guard let text else { return nil }
         // Plain printable ASCII, the usual case, in one pass over the bytes.
-        let plain: Int? = text.withUTF8 { bytes in
-            for byte in bytes where byte < 0x20 || byte >= 0x7F { return nil }
-            return bytes.count
-        }
-        if let plain {
-            return plain > maximum ? refusal(field, "is longer than \(maximum) characters") : nil
+        if text.utf8.withContiguousStorageIfAvailable(isPrintableASCII) == true {
+            return text.utf8.count > maximum ? refusal(field, "is longer than \(maximum) characters") : nil
         }
         var count = 0
         for scalar in text.unicodeScalars {
@@ -76,6 +75,25 @@ extension WireRequest {
             count += 1
         }
         return count > maximum ? refusal(field, "is longer than \(maximum) characters") : nil
+    }
+
+    /// Whether every byte is printable ASCII (0x20 to 0x7E), eight bytes a step.
+    private static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            // A byte with its high bit set, one below 0x20, or DEL (0x7F, which plus one sets
+            // the high bit): each leaves a high bit in this mask.
+            let below = (word &- ones &* 0x20) & ~word
+            let del = (word &+ ones) & ~word
+            if (word | below | del) & highs != 0 { return false }
+            offset += 8
+        }
+        for byte in raw[offset...] where byte < 0x20 || byte >= 0x7F { return false }
+        return true
     }
 
     private static func refusal(_ field: String, _ message: String) -> WireError {

@@ -259,6 +259,7 @@ struct WireCodecTests {
 struct RequestParserTests {
     static let valid: [String] = [
         #"{"v":1,"op":"ping"}"#,
+        #"{"v":1,"op":"ping","id":" !~printable ASCII, every byte from space to tilde ~! 0123456789"}"#,
         #"  {"op" : "ping" , "v" : 1 , "id" : "c-1" }  "#,
         #"{"v":1,"op":"get","quoteId":7,"id":-42}"#,
         #"{"v":1,"op":"submit","customer":{"name":"John \"JL\" Lee","email":"john.lee@example.com","address":"1 Infinite Loop, Cupertino \u2600\ufe0e"},"car":{"make":"Toyota","model":"Corolla","year":2012,"trim":null},"services":["Oil Change","strange noise"],"mechanic":"Joe Murphy","coupon":"WELCOME10","idempotencyKey":"k-1","book":true}"#,
@@ -307,6 +308,9 @@ struct RequestParserTests {
         ("{\"car\":{\"make\":\"\u{202E}abc\"}}", .invalidRequest),
         ("{\"idempotencyKey\":\"a\\u0000b\"}", .invalidRequest),
         ("{\"idempotencyKey\":\"\"}", .invalidRequest),
+        ("{\"mechanic\":\"abcdefghij\u{7F}klmnopqrs\"}", .invalidRequest),
+        ("{\"reason\":\"abcdefgh\\u001fijklmnop\"}", .invalidRequest),
+        ("{\"coupon\":\"0123456789abcdef\u{9F}\"}", .invalidRequest),
         ("{\"idempotencyKey\":\"" + String(repeating: "k", count: 256) + "\"}", .invalidRequest),
         ("{\"id\":\"" + String(repeating: "i", count: 257) + "\"}", .invalidRequest),
         ("{\"services\":[" + Array(repeating: "\"s\"", count: 33).joined(separator: ",") + "]}", .invalidRequest),

@@ -13,8 +13,9 @@ public struct QuoteBuilder: Sendable, Hashable {
     /// Each service's catalog key (``Catalog/key(_:)``), computed once: case folding is most
     /// of what checking and looking up a name costs.
     private var serviceKeys: [String] = []
-    /// The same keys, for a constant-time check that a name is already there.
-    private var serviceKeySet: Set<String> = []
+    /// The same keys, for a constant-time check that a name is already there once there are
+    /// many (a few are compared faster than hashed).
+    private var serviceKeySet: Set<String>?
     private var servicesGiven = false
     private var mechanic: String?
     private var coupon: String?
@@ -48,7 +49,14 @@ public struct QuoteBuilder: Sendable, Hashable {
     public mutating func addService(_ name: String) {
         servicesGiven = true
         let key = Catalog.key(name)
-        guard key.isEmpty || serviceKeySet.insert(key).inserted else { return }
+        if !key.isEmpty {
+            if serviceKeySet == nil && serviceKeys.count >= 8 { serviceKeySet = Set(serviceKeys) }
+            if serviceKeySet != nil {
+                guard serviceKeySet?.insert(key).inserted == true else { return }
+            } else if serviceKeys.contains(key) {
+                return
+            }
+        }
         services.append(name)
         serviceKeys.append(key)
     }
@@ -56,7 +64,7 @@ public struct QuoteBuilder: Sendable, Hashable {
     /// Removes a service by name, in any case.
     public mutating func removeService(_ name: String) {
         let key = Catalog.key(name)
-        guard serviceKeySet.remove(key) != nil else { return }
+        serviceKeySet?.remove(key)
         for index in serviceKeys.indices.reversed() where serviceKeys[index] == key {
             services.remove(at: index)
             serviceKeys.remove(at: index)
