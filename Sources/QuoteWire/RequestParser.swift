@@ -24,6 +24,9 @@ struct RequestParser {
     private var index = 0
     /// The first field of the wrong type; reported only if the whole frame is valid JSON.
     private var fieldError: WireError?
+    /// Whether every string read so far was printable ASCII without escapes: then the text
+    /// checks after the parse need only look at lengths.
+    private var allPlain = true
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -42,7 +45,7 @@ struct RequestParser {
             var parser = RequestParser(buffer)
             do {
                 let request = try parser.request()
-                if let error = parser.fieldError ?? request.textError() {
+                if let error = parser.fieldError ?? request.textError(knownPlain: parser.allPlain) {
                     // An id that would itself be refused is not echoed.
                     return (.failure(error), WireRequest.isEchoable(request.id) ? request.id : nil)
                 }
@@ -436,13 +439,16 @@ struct RequestParser {
             if byte == UInt8(ascii: "\"") {
                 let text = try Self.string(UnsafeBufferPointer(rebasing: bytes[start..<index]), ascii: ascii)
                 index += 1
+                if !ascii { allPlain = false }
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw .syntax }
-            if byte >= 0x80 { ascii = false }
+            // DEL is valid JSON but not printable: the text checks will look.
+            if byte >= 0x7F { ascii = false }
             index += 1
         }
+        allPlain = false
         guard index < bytes.count else { throw .syntax }
         var decoded = Array(bytes[start..<index])
         while index < bytes.count {

@@ -8,36 +8,44 @@ extension WireRequest {
     /// bidirectional-override character (``TextHygiene``), a value longer than its limit
     /// (``QuoteLimits``), more than ``QuoteLimits/maximumServices`` services, or an
     /// idempotency key that is not 1 to 255 printable ASCII characters. Both decoders run it after a frame
-    /// decoded, so they agree; its work is linear in the request.
-    func textError() -> WireError? {
+    /// decoded, so they agree; its work is linear in the request. With `knownPlain` (the fast
+    /// parser saw only printable ASCII without escapes), only lengths are looked at.
+    func textError(knownPlain: Bool = false) -> WireError? {
+        func check(_ text: String?, _ field: @autoclosure () -> String, _ maximum: Int) -> WireError? {
+            guard let text else { return nil }
+            if knownPlain {
+                return text.utf8.count > maximum ? Self.refusal(field(), "is longer than \(maximum) characters") : nil
+            }
+            return Self.check(text, field(), maximum)
+        }
         let short = QuoteLimits.maximumTextLength
         let long = QuoteLimits.maximumLongTextLength
-        if case .string(let text) = id, let error = Self.check(text, "id", short) { return error }
-        if let error = Self.check(op, "op", short) { return error }
+        if case .string(let text) = id, let error = check(text, "id", short) { return error }
+        if let error = check(op, "op", short) { return error }
         if let customer {
-            if let error = Self.check(customer.name, "customer.name", short) { return error }
-            if let error = Self.check(customer.email, "customer.email", short) { return error }
-            if let error = Self.check(customer.address, "customer.address", long) { return error }
+            if let error = check(customer.name, "customer.name", short) { return error }
+            if let error = check(customer.email, "customer.email", short) { return error }
+            if let error = check(customer.address, "customer.address", long) { return error }
         }
         if let car {
-            if let error = Self.check(car.make, "car.make", short) { return error }
-            if let error = Self.check(car.model, "car.model", short) { return error }
-            if let error = Self.check(car.trim, "car.trim", short) { return error }
+            if let error = check(car.make, "car.make", short) { return error }
+            if let error = check(car.model, "car.model", short) { return error }
+            if let error = check(car.trim, "car.trim", short) { return error }
         }
         if let services {
             if services.count > QuoteLimits.maximumServices { return Self.refusal("services", Self.tooManyItems) }
             for (index, service) in services.enumerated() {
-                if let error = Self.check(service, "services[\(index)]", short) { return error }
+                if let error = check(service, "services[\(index)]", short) { return error }
             }
         }
         // One field at a time, not a list of them: this runs for every request.
-        if let error = Self.check(mechanic, "mechanic", short) { return error }
-        if let error = Self.check(coupon, "coupon", short) { return error }
-        if let error = Self.check(state, "state", short) { return error }
-        if let error = Self.check(skill, "skill", short) { return error }
+        if let error = check(mechanic, "mechanic", short) { return error }
+        if let error = check(coupon, "coupon", short) { return error }
+        if let error = check(state, "state", short) { return error }
+        if let error = check(skill, "skill", short) { return error }
         if var key = idempotencyKey {
             // Printable ASCII, so that a length in bytes is a length in characters too.
-            let printable = key.withUTF8 { bytes in bytes.allSatisfy { (0x20...0x7E).contains($0) } }
+            let printable = knownPlain || key.withUTF8 { bytes in bytes.allSatisfy { (0x20...0x7E).contains($0) } }
             if !printable || key.isEmpty || key.utf8.count > QuoteLimits.maximumIdempotencyKeyBytes {
                 return Self.refusal(
                     "idempotencyKey",
@@ -45,11 +53,11 @@ extension WireRequest {
                 )
             }
         }
-        if let error = Self.check(make, "make", short) { return error }
-        if let error = Self.check(model, "model", short) { return error }
-        if let error = Self.check(trim, "trim", short) { return error }
-        if let error = Self.check(price, "price", short) { return error }
-        return Self.check(reason, "reason", long)
+        if let error = check(make, "make", short) { return error }
+        if let error = check(model, "model", short) { return error }
+        if let error = check(trim, "trim", short) { return error }
+        if let error = check(price, "price", short) { return error }
+        return check(reason, "reason", long)
     }
 
     /// Whether `id` may be echoed in a reply: a number, or a string that passes the checks

@@ -47,7 +47,7 @@ public struct Pricing: Hashable, Sendable, Codable {
     public static func automatic(for request: QuoteRequest, currency: Currency) throws(QuoteError) -> Pricing {
         let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
         do {
-            let subtotal = try lines.map(\.price).sum(in: currency)
+            let subtotal = try lines.map { $0.price }.sum(in: currency)
             let discount = try request.coupon?.discount(on: subtotal) ?? .zero(currency)
             return Pricing(
                 lines: lines, subtotal: subtotal, coupon: request.coupon?.code, discount: discount,
@@ -62,7 +62,7 @@ public struct Pricing: Hashable, Sendable, Codable {
         let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
         do {
             return Pricing(
-                lines: lines, subtotal: try lines.map(\.price).sum(in: total.currency), coupon: nil,
+                lines: lines, subtotal: try lines.map { $0.price }.sum(in: total.currency), coupon: nil,
                 discount: .zero(total.currency), total: total, isManual: true)
         } catch {
             throw QuoteError(error)

@@ -60,11 +60,10 @@ private struct Hasher64 {
     /// A tagged optional text field: absent, or its length and bytes.
     mutating func field(_ tag: UInt8, _ text: String?) {
         byte(tag)
-        guard let text else { return byte(0) }
+        guard var text else { return byte(0) }
         byte(1)
         var hasher = self
-        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in hasher.bytes(utf8) }
-        if hashed == nil { hasher.bytes(Array(text.utf8)) }
+        text.withUTF8 { hasher.bytes($0) }
         self = hasher
     }
 
@@ -78,9 +77,5 @@ private struct Hasher64 {
         var tail: UInt64 = 0
         for index in offset..<bytes.count { tail = tail << 8 | UInt64(bytes[index]) }
         word(tail)
-    }
-
-    private mutating func bytes(_ array: [UInt8]) {
-        array.withUnsafeBufferPointer { bytes($0) }
     }
 }

@@ -43,16 +43,11 @@ extension String {
     /// Whether the text has nothing a person can see: empty, spaces only, or invisible
     /// characters only. Such a value counts as missing.
     public var isBlank: Bool {
-        // Plain ASCII first: every field of every submission passes here.
-        var text = self
-        let ascii: Bool? = text.withUTF8 { bytes in
-            for byte in bytes {
-                if byte >= 0x80 { return nil }
-                if byte > 0x20 && byte != 0x7F { return false }
-            }
-            return true
+        // Plain ASCII first, straight over the bytes: the first visible one usually decides.
+        for byte in utf8 {
+            if byte >= 0x80 { return unicodeScalars.allSatisfy(TextHygiene.isInvisible) }
+            if byte > 0x20 && byte != 0x7F { return false }
         }
-        if let ascii { return ascii }
-        return unicodeScalars.allSatisfy(TextHygiene.isInvisible)
+        return true
     }
 }
