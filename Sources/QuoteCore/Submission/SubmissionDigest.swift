@@ -62,9 +62,7 @@ private struct Hasher64 {
         byte(tag)
         guard var text else { return byte(0) }
         byte(1)
-        var hasher = self
-        text.withUTF8 { hasher.bytes($0) }
-        self = hasher
+        text.withUTF8 { bytes($0) }
     }
 
     private mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -43,11 +43,16 @@ extension String {
     /// Whether the text has nothing a person can see: empty, spaces only, or invisible
     /// characters only. Such a value counts as missing.
     public var isBlank: Bool {
-        // Plain ASCII first, straight over the bytes: the first visible one usually decides.
-        for byte in utf8 {
-            if byte >= 0x80 { return unicodeScalars.allSatisfy(TextHygiene.isInvisible) }
-            if byte > 0x20 && byte != 0x7F { return false }
+        // Plain ASCII first, over the contiguous bytes: the first visible one usually decides.
+        var text = self
+        let ascii: Bool? = text.withUTF8 { bytes in
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte > 0x20 && byte != 0x7F { return false }
+            }
+            return true
         }
-        return true
+        if let ascii { return ascii }
+        return unicodeScalars.allSatisfy(TextHygiene.isInvisible)
     }
 }
