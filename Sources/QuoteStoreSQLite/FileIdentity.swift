@@ -72,35 +72,27 @@ final class FileIdentity: Sendable {
                     found = "\(path) was deleted"
                 }
             }
-            if found == nil {
-                if let expected = state.log {
-                    if let (identity, _) = log {
-                        if identity != expected { found = "\(path)-wal was replaced by another file" }
-                    } else {
-                        found = "\(path)-wal was deleted"
-                    }
-                } else {
-                    // SQLite creates the log with the first transaction: known from then on.
-                    state.log = log?.0
-                }
-            }
-            if found == nil {
-                if let expected = state.index {
-                    if let (identity, _) = index {
-                        if identity != expected { found = "\(path)-shm was replaced by another file" }
-                    } else {
-                        found = "\(path)-shm was deleted"
-                    }
-                } else {
-                    state.index = index?.0
-                }
-            }
+            // SQLite creates the log and its index with the first transaction: each is
+            // known from the first time it is seen on.
+            if found == nil { found = Self.compare(&state.log, log?.0, path + "-wal") }
+            if found == nil { found = Self.compare(&state.index, index?.0, path + "-shm") }
             state.failure = found.map {
                 "\($0) while open: commits there would be lost at the next start; restart quoted (restore the file first)"
             }
             return state.failure
         }
         if let failure { throw StoreError(.unavailable, failure) }
+    }
+
+    /// What happened to a companion file (`-wal`, `-shm`) whose identity is `expected` and
+    /// now `current`; a file not known yet becomes known.
+    private static func compare(_ expected: inout Identity?, _ current: Identity?, _ name: String) -> String? {
+        guard let known = expected else {
+            expected = current
+            return nil
+        }
+        guard let current else { return "\(name) was deleted" }
+        return current == known ? nil : "\(name) was replaced by another file"
     }
 
     /// Throws what ``check()`` found before, without looking at the files again: a store

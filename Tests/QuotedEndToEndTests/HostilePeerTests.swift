@@ -490,38 +490,25 @@ struct HostilePeerTests {
     }
 }
 
-/// A stand-in for systemd's notify socket: records when each `WATCHDOG=1` arrived.
-final class WatchdogListener: Sendable {
-    let path: String
-    private let descriptor: Int32
-    private let arrivals: Arrivals
+/// systemd's notify socket as a watchdog sees it: records when each `WATCHDOG=1` arrived.
+final class WatchdogListener: @unchecked Sendable {
+    private let socket: NotifySocket
+    private let arrivals = Arrivals()
+    private let done = Atomic<Bool>(false)
 
     final class Arrivals: Sendable {
         let times = Mutex<[ContinuousClock.Instant]>([])
     }
 
+    var path: String { socket.path }
+
     init() throws {
-        let path = NSTemporaryDirectory() + "quoted-notify-\(UUID().uuidString.prefix(8))"
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard descriptor >= 0, bound == 0 else { throw DaemonError("cannot bind \(path)") }
-        self.path = path
-        self.descriptor = descriptor
-        let arrivals = Arrivals()
-        self.arrivals = arrivals
-        Thread {
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            while true {
-                let count = recv(descriptor, &buffer, buffer.count, 0)
-                guard count > 0 else { return }
-                if String(decoding: buffer[..<count], as: UTF8.self).contains("WATCHDOG=1") {
+        let socket = try NotifySocket(path: NSTemporaryDirectory() + "quoted-notify-\(UUID().uuidString.prefix(8))")
+        self.socket = socket
+        let arrivals = arrivals
+        Thread { [weak self] in
+            while let self, !self.done.load(ordering: .relaxed) {
+                if let message = socket.receive(timeoutMilliseconds: 100), message.contains("WATCHDOG=1") {
                     arrivals.times.withLock { $0.append(.now) }
                 }
             }
@@ -540,8 +527,6 @@ final class WatchdogListener: Sendable {
     }
 
     deinit {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        close(descriptor)
-        unlink(path)
+        done.store(true, ordering: .relaxed)
     }
 }

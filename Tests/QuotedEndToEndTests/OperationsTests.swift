@@ -158,7 +158,7 @@ struct OperationsTests {
 }
 
 /// A datagram socket standing in for systemd's notify socket.
-final class NotifySocket {
+final class NotifySocket: Sendable {
     let fd: Int32
     let path: String
 

@@ -115,23 +115,24 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
     /// This amount plus `other`, which must be in the same currency; throws on a mismatch or
     /// an overflow instead of trapping.
     public func adding(_ other: Money) throws(MoneyError) -> Money {
-        guard currency == other.currency else {
-            throw MoneyError(.currencyMismatch, "cannot add \(other.currency) to \(currency)")
-        }
-        let (sum, overflow) = cents.addingReportingOverflow(other.cents)
-        guard !overflow else { throw MoneyError(.overflow, "\(self) + \(other) is out of range") }
-        return Money(cents: sum, currency: currency)
+        try combined(with: other, "+", Int64.addingReportingOverflow)
     }
 
     /// This amount minus `other`, which must be in the same currency; throws on a mismatch or
     /// an overflow instead of trapping.
     public func subtracting(_ other: Money) throws(MoneyError) -> Money {
+        try combined(with: other, "-", Int64.subtractingReportingOverflow)
+    }
+
+    private func combined(
+        with other: Money, _ symbol: String, _ operation: (Int64) -> (Int64) -> (partialValue: Int64, overflow: Bool)
+    ) throws(MoneyError) -> Money {
         guard currency == other.currency else {
-            throw MoneyError(.currencyMismatch, "cannot subtract \(other.currency) from \(currency)")
+            throw MoneyError(.currencyMismatch, "cannot compute \(currency) \(symbol) \(other.currency)")
         }
-        let (difference, overflow) = cents.subtractingReportingOverflow(other.cents)
-        guard !overflow else { throw MoneyError(.overflow, "\(self) - \(other) is out of range") }
-        return Money(cents: difference, currency: currency)
+        let (result, overflow) = operation(cents)(other.cents)
+        guard !overflow else { throw MoneyError(.overflow, "\(self) \(symbol) \(other) is out of range") }
+        return Money(cents: result, currency: currency)
     }
 
     /// Orders by currency code, then amount: total, and never a trap on mixed currencies.
