@@ -205,10 +205,10 @@ public final class CommandServer: ServiceLifecycle.Service {
         let eventsMonitor = try Socket(context, type: .pair)
         try eventsMonitor.set(.linger, 0)
         try eventsMonitor.connect("inproc://quoted-events-monitor-\(tag)")
-        let monitorIndices = [
-            (poller.register(commandsMonitor), storeOnly.register(commandsMonitor)),
-            (poller.register(eventsMonitor), storeOnly.register(eventsMonitor)),
-        ]
+        let commandsMonitorIndex = (
+            all: poller.register(commandsMonitor), storeOnly: storeOnly.register(commandsMonitor)
+        )
+        let eventsMonitorIndex = (all: poller.register(eventsMonitor), storeOnly: storeOnly.register(eventsMonitor))
         let metadata = access == nil ? [] : ["User-Id"]
         let clock = ContinuousClock()
         var skipsLogged = clock.now - .seconds(60)
@@ -240,16 +240,18 @@ public final class CommandServer: ServiceLifecycle.Service {
             if let tail, tailReady {
                 try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
             }
-            let monitorsReady = monitorIndices.map { room ? poller.isReadable($0.0) : storeOnly.isReadable($0.1) }
-            if monitorsReady[0] {
-                while let event = try commandsMonitor.receiveMonitorEvent(dontWait: true) {
-                    connections.record(event.event, on: .commands)
-                }
-            }
-            if monitorsReady[1] {
-                while let event = try eventsMonitor.receiveMonitorEvent(dontWait: true) {
-                    connections.record(event.event, on: .events)
-                }
+            // Before any handshake is answered the monitors are read whatever the poll said:
+            // a connection's `accepted` always comes before its ZAP request, but may become
+            // readable after the poll that saw the request.
+            let monitorsReady =
+                zapReady
+                || (room
+                    ? poller.isReadable(commandsMonitorIndex.all) || poller.isReadable(eventsMonitorIndex.all)
+                    : storeOnly.isReadable(commandsMonitorIndex.storeOnly)
+                        || storeOnly.isReadable(eventsMonitorIndex.storeOnly))
+            if monitorsReady {
+                try Self.count(commandsMonitor, on: .commands, into: &connections)
+                try Self.count(eventsMonitor, on: .events, into: &connections)
             }
             if let access, zapReady {
                 try Self.answerHandshakes(zap, access: access, full: connections.isFull)
@@ -319,6 +321,15 @@ public final class CommandServer: ServiceLifecycle.Service {
         zap.close(linger: .zero)
         commandsMonitor.close(linger: .zero)
         eventsMonitor.close(linger: .zero)
+    }
+
+    /// Counts in every connection event waiting on `monitor`, the monitor of `socket`.
+    private static func count(
+        _ monitor: borrowing Socket, on socket: ConnectionCount.Socket, into connections: inout ConnectionCount
+    ) throws(ZeroMQError) {
+        while let event = try monitor.receiveMonitorEvent(dontWait: true) {
+            connections.record(event.event, on: socket)
+        }
     }
 
     /// Makes `socket` a CURVE server whose handshakes the ZAP handler decides, for `domain`;

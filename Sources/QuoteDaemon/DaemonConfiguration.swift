@@ -27,7 +27,8 @@ import Foundation
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
 /// - `maxConnections` / `QUOTED_MAX_CONNECTIONS`: connections to both sockets together past which, with `security`,
 ///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts from its accept, so one that never
-///   completes its handshake counts until the handshake timeout (10 s) drops it. Keep it below the open-files limit.
+///   completes its handshake counts until the handshake timeout (10 s) drops it; the count follows the sockets'
+///   monitors, so it may trail a connection by a moment. Keep it below the open-files limit.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
 ///   allow; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
