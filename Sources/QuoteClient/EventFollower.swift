@@ -62,11 +62,7 @@ public struct EventFollower: ~Copyable {
             try subscriber.set(.receiveHighWaterMark, options.receiveHighWaterMark)
             if let size = options.receiveBuffer { try subscriber.set(.receiveBuffer, size) }
             try subscriber.set(.subscribe, [])
-            let monitorEndpoint = "inproc://quotectl-monitor-\(UUID().uuidString)"
-            try subscriber.monitor(monitorEndpoint, events: [.connected, .disconnected])
-            let monitor = try Socket(context, type: .pair)
-            try monitor.set(.linger, 0)
-            try monitor.connect(monitorEndpoint)
+            let monitor = try subscriber.openMonitor(events: [.connected, .disconnected])
             // Every daemon's stream: each publishes its own commits, and the gaps between them
             // are filled from the log like any other.
             for endpoint in CommandClient.endpoints(events) { try subscriber.connect(endpoint) }
@@ -78,6 +74,11 @@ public struct EventFollower: ~Copyable {
         self.client = client
         self.options = options
         self.sequencer = EventSequencer(since: since)
+    }
+
+    deinit {
+        // Before the monitor's reader closes (see `Socket.openMonitor`).
+        subscriber.stopMonitor()
     }
 
     /// Hands every event, in `seq` order, exactly once, to `deliver`, until it returns `false`

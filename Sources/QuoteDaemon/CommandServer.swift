@@ -151,7 +151,6 @@ public final class CommandServer: ServiceLifecycle.Service {
         try router.set(.heartbeatTTL, 30_000)
         // A peer that connects and never finishes its handshake is dropped after 10 s.
         try router.set(.handshakeInterval, 10_000)
-        try router.bind(configuration.endpoint)
         let publisher = try Socket(context, type: .pub)
         try secure(publisher, domain: AccessControl.eventsDomain)
         try publisher.set(.linger, 0)
@@ -160,6 +159,13 @@ public final class CommandServer: ServiceLifecycle.Service {
         try publisher.set(.heartbeatInterval, 5_000)
         try publisher.set(.heartbeatTimeout, 15_000)
         try publisher.set(.handshakeInterval, 10_000)
+        // Connections, counted from both sockets' monitors: past `maxConnections`, the ZAP
+        // handler refuses new handshakes (with `security`; without it quoted is local only).
+        // Attached before either socket is bound, so that no connection goes uncounted.
+        var connections = ConnectionCount(limit: configuration.maxConnections)
+        let commandsMonitor = try router.openMonitor(events: [.accepted, .disconnected])
+        let eventsMonitor = try publisher.openMonitor(events: [.accepted, .disconnected])
+        try router.bind(configuration.endpoint)
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
         bound.withLock { $0 = endpoints }
@@ -193,18 +199,6 @@ public final class CommandServer: ServiceLifecycle.Service {
         // What other daemons committed, read from the log: published in turn with our own.
         let tailIndex = tail.map { poller.register(fileDescriptor: $0.readyDescriptor) }
         let tailOnlyIndex = tail.map { storeOnly.register(fileDescriptor: $0.readyDescriptor) }
-        // Connections, counted from both sockets' monitors: past `maxConnections`, the ZAP
-        // handler refuses new handshakes (with `security`; without it quoted is local only).
-        var connections = ConnectionCount(limit: configuration.maxConnections)
-        let tag = UInt(bitPattern: ObjectIdentifier(self).hashValue)
-        try router.monitor("inproc://quoted-commands-monitor-\(tag)", events: [.accepted, .disconnected])
-        try publisher.monitor("inproc://quoted-events-monitor-\(tag)", events: [.accepted, .disconnected])
-        let commandsMonitor = try Socket(context, type: .pair)
-        try commandsMonitor.set(.linger, 0)
-        try commandsMonitor.connect("inproc://quoted-commands-monitor-\(tag)")
-        let eventsMonitor = try Socket(context, type: .pair)
-        try eventsMonitor.set(.linger, 0)
-        try eventsMonitor.connect("inproc://quoted-events-monitor-\(tag)")
         let commandsMonitorIndex = (
             all: poller.register(commandsMonitor), storeOnly: storeOnly.register(commandsMonitor)
         )
@@ -315,6 +309,9 @@ public final class CommandServer: ServiceLifecycle.Service {
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
         logger.notice("quoted stopping: in-flight batch answered, closing sockets")
+        // The monitors stop before their readers close (see `Socket.openMonitor`).
+        router.stopMonitor()
+        publisher.stopMonitor()
         // Give the last replies and events a moment to leave.
         router.close(linger: .milliseconds(500))
         publisher.close(linger: .milliseconds(500))

@@ -1,4 +1,8 @@
 internal import CZeroMQ
+internal import Synchronization
+
+/// Monitors opened in this process: each reader's endpoint is new.
+private let monitorsOpened = Atomic<Int>(0)
 
 /// Connection events a socket monitor reports (`zmq_socket_monitor`).
 public struct MonitorEvents: OptionSet, Sendable, Hashable {
@@ -56,10 +60,36 @@ public struct MonitorEvent: Sendable, Hashable {
 extension Socket {
     /// Publishes this socket's connection `events` on a PAIR socket at `endpoint`
     /// (an `inproc://` address); connect a ``SocketType/pair`` socket there to read them.
+    ///
+    /// Prefer ``openMonitor(events:)``, which also makes the reader safe to fall behind.
     public func monitor(_ endpoint: String, events: MonitorEvents = .all) throws(ZeroMQError) {
         guard zmq_socket_monitor(handle, endpoint, Int32(events.rawValue)) == 0 else {
             throw ZeroMQError.last("zmq_socket_monitor(\(endpoint))")
         }
+    }
+
+    /// Starts reporting this socket's connection `events` and returns the PAIR socket that
+    /// reads them (with ``receiveMonitorEvent(dontWait:)``).
+    ///
+    /// libzmq sends each event from its own I/O thread and waits while it cannot be queued,
+    /// so the reader's queue has no high-water mark: a reader that falls behind never stalls
+    /// every connection of the context. Call ``stopMonitor()`` before the reader closes: an
+    /// event sent to a reader that is gone blocks that I/O thread for good.
+    public func openMonitor(events: MonitorEvents) throws(ZeroMQError) -> Socket {
+        let number = monitorsOpened.add(1, ordering: .relaxed).newValue
+        let endpoint = "inproc://zeromq-monitor-\(number)"
+        try monitor(endpoint, events: events)
+        let reader = try Socket(context, type: .pair)
+        try reader.set(.linger, 0)
+        try reader.set(.receiveHighWaterMark, 0)
+        try reader.connect(endpoint)
+        return reader
+    }
+
+    /// Stops the monitor, if any: no event is sent after it returns. Call it before the
+    /// monitor's reader closes.
+    public func stopMonitor() {
+        zmq_socket_monitor(handle, nil, 0)
     }
 
     /// Reads one event from a monitor PAIR socket; `nil` if `dontWait` and none is waiting.

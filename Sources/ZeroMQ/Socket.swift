@@ -37,6 +37,9 @@ public struct Socket: ~Copyable {
     deinit {
         zmq_msg_close(scratch)
         scratch.deallocate()
+        // Its connections end after zmq_close, in libzmq's threads: with the monitor stopped
+        // first, none of them waits on a monitor reader that may be gone by then.
+        zmq_socket_monitor(handle, nil, 0)
         zmq_close(handle)
     }
 

@@ -94,14 +94,18 @@ func attempt(
     try socket.set(.linger, 0)
     if type == .sub { try socket.set(.subscribe, []) }
     try curve?.configure(socket)
-    let monitorEndpoint = "inproc://handshake-\(UUID().uuidString)"
-    try socket.monitor(monitorEndpoint, events: [.handshakeSucceeded, .handshakeFailed, .disconnected])
-    let monitor = try Socket(context, type: .pair)
-    try monitor.set(.linger, 0)
+    let monitor = try socket.openMonitor(events: [.handshakeSucceeded, .handshakeFailed, .disconnected])
+    // Stopped while its reader is open: an event sent to a closed reader would block the
+    // context's I/O thread, and with it every other socket of the test.
+    defer { socket.stopMonitor() }
     try monitor.set(.receiveTimeout, 20_000)
-    try monitor.connect(monitorEndpoint)
     try socket.connect(endpoint)
-    if let request { try socket.send(multipart: [[], Array(try JSONSerialization.data(withJSONObject: request))]) }
+    if let request {
+        // Never waiting: once a refused handshake has closed the only connection, a DEALER has
+        // nowhere to queue the request and a blocking send would wait for good.
+        _ = try socket.send(
+            multipart: [[], Array(try JSONSerialization.data(withJSONObject: request))], dontWait: true)
+    }
     let event = try #require(try monitor.receiveMonitorEvent(), "no handshake outcome within 20 s")
     let handshake: Handshake = event.event == .handshakeSucceeded ? .succeeded : .failed
     var reply: [String: Any]?
@@ -147,7 +151,10 @@ struct SecurityTests {
         let stats = try ops.call(Requests.op("stats"))
         #expect(stats["ok"] as? Bool == true)
         #expect(stats["lastSeq"] as? Int == 0, "nothing was submitted: \(stats)")
-        #expect(secure.daemon.log.contains { $0.contains("connection refused: key not in the clients directory") })
+        #expect(
+            secure.daemon.waitForLog {
+                $0.contains { $0.contains("connection refused: key not in the clients directory") }
+            })
     }
 
     @Test(
@@ -258,7 +265,7 @@ struct SecurityTests {
             seqs.append(event.body["seq"] as? Int ?? -1)
         }
         #expect(seqs == Array(seqs.first!...last), "every event, in order, with no gap")
-        #expect(secure.daemon.log.contains { $0.contains("role client may not subscribe to events") })
+        #expect(secure.daemon.waitForLog { $0.contains { $0.contains("role client may not subscribe to events") } })
     }
 
     @Test("a key removed from the directory is refused after SIGHUP: new connections, open ones, subscriptions")
@@ -273,10 +280,9 @@ struct SecurityTests {
         try watcher.set(.linger, 0)
         try watcher.set(.subscribe, [])
         try secure.keys("watcher").configure(watcher)
-        try watcher.monitor("inproc://watcher-monitor", events: [.disconnected, .handshakeFailed])
-        let monitor = try Socket(context, type: .pair)
+        let monitor = try watcher.openMonitor(events: [.disconnected, .handshakeFailed])
+        defer { watcher.stopMonitor() }
         try monitor.set(.receiveTimeout, 20_000)
-        try monitor.connect("inproc://watcher-monitor")
         try watcher.connect(secure.daemon.events)
         var poller = Poller()
         poller.register(watcher)

@@ -93,10 +93,9 @@ struct CurveTests {
         try server.configureForTests()
         try server.set(.curveServer, true)
         try server.set(.curveSecretKey, serverKeys.secretKey)
-        try server.monitor("inproc://curve-monitor", events: [.handshakeFailed, .handshakeSucceeded])
-        let monitor = try Socket(context, type: .pair)
+        let monitor = try server.openMonitor(events: [.handshakeFailed, .handshakeSucceeded])
+        defer { server.stopMonitor() }
         try monitor.configureForTests()
-        try monitor.connect("inproc://curve-monitor")
         try server.bind("tcp://127.0.0.1:*")
 
         let client = try Socket(context, type: .dealer)

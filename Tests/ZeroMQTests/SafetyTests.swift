@@ -9,10 +9,9 @@ struct SafetyTests {
         let router = try Socket(context, type: .router)
         try router.configureForTests()
         try router.set(.maxMessageSize, 1_024)
-        try router.monitor("inproc://max-size-monitor", events: [.accepted, .disconnected])
-        let monitor = try Socket(context, type: .pair)
+        let monitor = try router.openMonitor(events: [.accepted, .disconnected])
+        defer { router.stopMonitor() }
         try monitor.configureForTests()
-        try monitor.connect("inproc://max-size-monitor")
         try router.bind("tcp://127.0.0.1:*")
 
         let offender = try Socket(context, type: .dealer)
