@@ -595,6 +595,7 @@ extension JSONWriter {
             switch id {
             case .string(let text): string(text)
             case .number(let number): int(number)
+            case .outOfRange(let digits): raw(Array(digits.utf8))
             }
         }
         field("ok", value.ok)

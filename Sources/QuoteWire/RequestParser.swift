@@ -27,6 +27,8 @@ struct RequestParser {
     /// Whether every string read so far was printable ASCII without escapes: then the text
     /// checks after the parse need only look at lengths.
     private var allPlain = true
+    /// The first key of `customer` or `car` that the protocol does not have.
+    private var unknownNested: String?
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -44,7 +46,8 @@ struct RequestParser {
         frame.withUnsafeBufferPointer { buffer in
             var parser = RequestParser(buffer)
             do {
-                let request = try parser.request()
+                var request = try parser.request()
+                if request.presence.unknown == nil { request.presence.unknown = parser.unknownNested }
                 if let error = parser.fieldError ?? request.textError(knownPlain: parser.allPlain) {
                     // An id that would itself be refused is not echoed.
                     return (.failure(error), WireRequest.isEchoable(request.id) ? request.id : nil)
@@ -68,6 +71,13 @@ struct RequestParser {
             return request
         }
         try object(depth: 0) { parser, key throws(Failure) in
+            if let field = WireRequest.Fields(key: key) {
+                request.presence.fields.insert(field)
+            } else {
+                // Of several, the first in order (as a `JSONDecoder` would report too).
+                let text = key.text
+                if request.presence.unknown.map({ text < $0 }) ?? true { request.presence.unknown = text }
+            }
             switch key {
             case "v": try parser.first(&request.v, depth: 1) { try $0.int("v") }
             case "op": try parser.first(&request.op, depth: 1) { try $0.string("op") }
@@ -113,7 +123,10 @@ struct RequestParser {
             case "name": try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
             case "email": try parser.first(&customer.email, depth: 2) { try $0.string("customer.email") }
             case "address": try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
-            default: try parser.skipValue(depth: 2)
+            default:
+                let name = "customer." + key.text
+                if parser.unknownNested.map({ name < $0 }) ?? true { parser.unknownNested = name }
+                try parser.skipValue(depth: 2)
             }
         }
         return customer
@@ -131,7 +144,10 @@ struct RequestParser {
             case "model": try parser.first(&car.model, depth: 2) { try $0.string("car.model") }
             case "year": try parser.first(&car.year, depth: 2) { try $0.int("car.year") }
             case "trim": try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
-            default: try parser.skipValue(depth: 2)
+            default:
+                let name = "car." + key.text
+                if parser.unknownNested.map({ name < $0 }) ?? true { parser.unknownNested = name }
+                try parser.skipValue(depth: 2)
             }
         }
         return car
@@ -155,9 +171,17 @@ struct RequestParser {
 
     /// A string or an integer, echoed as it came.
     private mutating func requestID() throws(Failure) -> RequestID? {
-        try typed("id", "a string", startingWith: "\"-0123456789") { parser throws(Failure) in
+        try typed("id", "a string or an integer", startingWith: "\"-0123456789") { parser throws(Failure) in
             if parser.peek() == UInt8(ascii: "\"") { return .string(try parser.stringLiteral()) }
-            return try parser.integer().map(RequestID.number)
+            switch try parser.integer() {
+            case .value(let number): return .number(number)
+            case .fractional: return nil
+            case .outOfRange(let range):
+                parser.refuse("id", "must be a string or an integer within 64 bits")
+                // Echoed as written, so that the refusal still finds its request.
+                guard range.count <= QuoteLimits.maximumTextLength else { return nil }
+                return .outOfRange(String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[range]), as: UTF8.self))
+            }
         }
     }
 
@@ -207,8 +231,14 @@ struct RequestParser {
     }
 
     private mutating func int64(_ field: String) throws(Failure) -> Int64? {
-        try typed(field, "an integer", startingWith: "-0123456789") {
-            parser throws(Failure) in try parser.integer()
+        try typed(field, "an integer", startingWith: "-0123456789") { parser throws(Failure) in
+            switch try parser.integer() {
+            case .value(let number): return number
+            case .fractional: return nil
+            case .outOfRange:
+                parser.refuse(field, "must be from \(Int64.min) to \(Int64.max)")
+                return nil
+            }
         }
     }
 
@@ -369,24 +399,78 @@ struct RequestParser {
         return (isInteger, start..<index)
     }
 
-    /// A number as an `Int64`; `nil` (consumed) if it has a fraction or exponent or does not fit.
-    private mutating func integer() throws(Failure) -> Int64? {
-        let (isInteger, range) = try number()
-        guard isInteger else { return nil }
+    /// What a JSON number is, as an integer field sees it.
+    enum Integer: Equatable {
+        /// A whole number within 64 bits, however it was written (`100`, `1.0e2`).
+        case value(Int64)
+        /// A whole number beyond 64 bits; where its text is in the frame.
+        case outOfRange(Range<Int>)
+        /// A number with a fractional part.
+        case fractional
+    }
+
+    /// A number read as an integer: whole numbers count whatever their notation, as in JSON
+    /// Schema (`1.0` and `1e2` are integers). Linear in the number's length, exponent included.
+    private mutating func integer() throws(Failure) -> Integer {
+        let (_, range) = try number()
         var position = range.lowerBound
         let negative = bytes[position] == UInt8(ascii: "-")
         if negative { position += 1 }
-        var value: Int64 = 0
-        while position < range.upperBound {
-            let digit = Int64(bytes[position] &- UInt8(ascii: "0"))
-            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (added, overflow2) =
-                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !overflow1, !overflow2 else { return nil }
-            value = added
+        // The significant digits, integer part then fraction, and where the fraction starts.
+        let digitsStart = position
+        while position < range.upperBound, Self.isDigit(bytes[position]) { position += 1 }
+        let integerEnd = position
+        var fractionEnd = position
+        if position < range.upperBound, bytes[position] == UInt8(ascii: ".") {
             position += 1
+            while position < range.upperBound, Self.isDigit(bytes[position]) { position += 1 }
+            fractionEnd = position
         }
-        return value
+        // The exponent, saturated: past a few thousand it can only mean out of range or zero.
+        var exponent = 0
+        if position < range.upperBound {
+            position += 1
+            var exponentNegative = false
+            if bytes[position] == UInt8(ascii: "-") || bytes[position] == UInt8(ascii: "+") {
+                exponentNegative = bytes[position] == UInt8(ascii: "-")
+                position += 1
+            }
+            while position < range.upperBound {
+                exponent = min(exponent * 10 + Int(bytes[position] &- UInt8(ascii: "0")), 1_000_000)
+                position += 1
+            }
+            if exponentNegative { exponent = -exponent }
+        }
+        // value = digits × 10^(exponent − fraction digits); trailing zeros move into the power.
+        func digit(_ offset: Int) -> UInt8 {
+            let at = offset < integerEnd ? offset : offset + 1
+            return bytes[at] &- UInt8(ascii: "0")
+        }
+        let fractionDigits = fractionEnd > integerEnd ? fractionEnd - integerEnd - 1 : 0
+        var first = digitsStart
+        var last = integerEnd - digitsStart + fractionDigits + digitsStart
+        while first < last, digit(first) == 0 { first += 1 }
+        while last > first, digit(last - 1) == 0 { last -= 1 }
+        if first == last { return .value(0) }
+        let trailingZeros = (integerEnd - digitsStart + fractionDigits + digitsStart) - last
+        let power = exponent - fractionDigits + trailingZeros
+        guard power >= 0 else { return .fractional }
+        guard last - first + power <= 19 else { return .outOfRange(range) }
+        var value: Int64 = 0
+        for offset in first..<last {
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let next = Int64(digit(offset))
+            let (added, overflow2) =
+                negative ? shifted.subtractingReportingOverflow(next) : shifted.addingReportingOverflow(next)
+            guard !overflow1, !overflow2 else { return .outOfRange(range) }
+            value = added
+        }
+        for _ in 0..<power {
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return .outOfRange(range) }
+            value = shifted
+        }
+        return .value(value)
     }
 
     /// An object's key, matched against the keys the protocol knows without making a
@@ -406,6 +490,12 @@ struct RequestParser {
             }
             return key.decoded.map { $0.utf8.elementsEqual(UnsafeBufferPointer(start: expected, count: length)) }
                 ?? false
+        }
+
+        /// The key as text, for a refusal that names it.
+        var text: String {
+            if let raw { return String(decoding: raw, as: UTF8.self) }
+            return decoded ?? ""
         }
     }
 
@@ -543,5 +633,16 @@ struct RequestParser {
 
     private static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
+
+extension WireRequest.Fields {
+    /// The field `key` names, if the protocol has one; no `String` is made of the key.
+    init?(key: RequestParser.Key) {
+        for entry in Self.names where entry.name ~= key {
+            self = entry.field
+            return
+        }
+        return nil
     }
 }

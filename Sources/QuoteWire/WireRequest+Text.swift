@@ -21,6 +21,7 @@ extension WireRequest {
         let short = QuoteLimits.maximumTextLength
         let long = QuoteLimits.maximumLongTextLength
         if case .string(let text) = id, let error = check(text, "id", short) { return error }
+        if case .outOfRange = id { return Self.refusal("id", "must be a string or an integer within 64 bits") }
         if let error = check(op, "op", short) { return error }
         if let customer {
             if let error = check(customer.name, "customer.name", short) { return error }

@@ -1,14 +1,28 @@
+import Foundation
 public import QuoteCore
 
 /// A client's request id, echoed in the reply: a string or a number, as the client sent it.
 public enum RequestID: Codable, Sendable, Hashable {
     case string(String)
     case number(Int64)
+    /// An integer beyond 64 bits, as it was written: refused, but echoed so that the refusal
+    /// finds its request.
+    case outOfRange(String)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int64.self) {
             self = .number(number)
+        } else if let number = try? container.decode(Decimal.self) {
+            // Whole: `3.0` is 3; a whole number beyond 64 bits is kept to be refused and echoed.
+            var rounded = Decimal()
+            var source = number
+            NSDecimalRound(&rounded, &source, 0, .plain)
+            guard rounded == number else {
+                throw DecodingError.typeMismatch(
+                    RequestID.self, .init(codingPath: decoder.codingPath, debugDescription: "not a whole number"))
+            }
+            self = Int64(exactlyWhole: number).map(Self.number) ?? .outOfRange("\(number)")
         } else {
             self = .string(try container.decode(String.self))
         }
@@ -19,6 +33,7 @@ public enum RequestID: Codable, Sendable, Hashable {
         switch self {
         case .string(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
+        case .outOfRange(let value): try container.encode(Decimal(string: value) ?? 0)
         }
     }
 }
@@ -81,6 +96,9 @@ public struct WireRequest: Codable, Sendable, Hashable {
     // mechanics
     public var free: Bool?
     public var skill: String?
+
+    /// Which keys the frame had, when decoded from one (never encoded).
+    var presence = Presence()
 
     /// A request with no field set, not even `v`.
     init() {}
@@ -148,11 +166,13 @@ extension WireRequest {
             )
         }
         var problems: [Problem] = []
+        if let problem = keyProblem(for: operation) { problems.append(problem) }
         func quote() -> QuoteID {
             guard let quoteId else {
                 problems.append(Problem(field: "quoteId", message: "is required"))
                 return QuoteID(0)
             }
+            if quoteId < 1 { problems.append(Problem(field: "quoteId", message: "must be 1 to \(Int64.max)")) }
             return QuoteID(quoteId)
         }
         func page(_ value: Int?, default fallback: Int) -> Int {
@@ -176,13 +196,30 @@ extension WireRequest {
         case .resolve:
             var amount: Money?
             if let price {
-                amount = Money(parsing: price, currency: currency)
+                amount = Self.amount(price).map { Money(cents: $0, currency: currency) }
                 if amount == nil {
                     problems.append(
-                        Problem(field: "price", message: "\"\(QuoteLimits.echo(price))\" is not an amount like 66.25"))
+                        Problem(
+                            field: "price",
+                            message:
+                                "\"\(QuoteLimits.echo(price))\" is not an amount from 0 to 1000000000.00 written like 66.25"
+                        ))
                 }
             } else if let priceCents {
-                amount = Money(cents: priceCents, currency: currency)
+                if (0...Money.maximumCents).contains(priceCents) {
+                    amount = Money(cents: priceCents, currency: currency)
+                } else {
+                    problems.append(Problem(field: "priceCents", message: "must be 0 to \(Money.maximumCents)"))
+                }
+            }
+            if let year, !Self.plausibleYears.contains(year) {
+                problems.append(
+                    Problem(
+                        field: "year",
+                        message: "must be \(Self.plausibleYears.lowerBound) to \(Self.plausibleYears.upperBound)"))
+            }
+            if services?.isEmpty == true {
+                problems.append(Problem(field: "services", message: "must list at least one service"))
             }
             let resolution = Resolution(
                 year: year, trim: trim, make: make, model: model, services: services, price: amount)
@@ -204,11 +241,12 @@ extension WireRequest {
                         ))
                 }
             }
+            if let after, after < 0 { problems.append(Problem(field: "after", message: "must not be negative")) }
             action = .read(.list(status: status, after: after.map(QuoteID.init), limit: page(limit, default: 100)))
         case .mechanics:
             var level: Skill?
             if let skill {
-                level = Skill(name: skill)
+                level = Skill.allCases.first { $0.name == skill }
                 if level == nil {
                     problems.append(Problem(field: "skill", message: "unknown skill \"\(QuoteLimits.echo(skill))\""))
                 }
@@ -230,6 +268,42 @@ extension WireRequest {
 }
 
 extension WireRequest {
+    /// Model years quoted accepts, on a submission's car and in a resolution.
+    public static let plausibleYears = 1886...2100
+
+    /// The cents of a `price`: digits, optionally a point and one or two more, at most
+    /// 1000000000.00 (`Money.maximumCents`); exactly the schema's pattern, no sign, symbol or
+    /// space.
+    static func amount(_ text: String) -> Int64? {
+        var whole: Int64 = 0
+        var fraction: Int64 = 0
+        var wholeDigits = 0
+        var fractionDigits = -1
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard fractionDigits < 0, wholeDigits > 0 else { return nil }
+                fractionDigits = 0
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int64(byte - UInt8(ascii: "0"))
+            if fractionDigits < 0 {
+                wholeDigits += 1
+                guard wholeDigits <= 10 else { return nil }
+                whole = whole * 10 + digit
+            } else {
+                fractionDigits += 1
+                guard fractionDigits <= 2 else { return nil }
+                fraction = fraction * 10 + digit
+            }
+        }
+        guard wholeDigits > 0, fractionDigits != 0 else { return nil }
+        let cents = whole * 100 + (fractionDigits == 1 ? fraction * 10 : fraction)
+        return cents <= Money.maximumCents ? cents : nil
+    }
+}
+
+extension WireRequest {
     enum CodingKeys: String, CodingKey {
         case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
             limit
@@ -241,9 +315,10 @@ extension WireRequest {
     /// (`quoted-bench codec`: 27k submit frames/s before, 40k after).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        defer { presence = (try? Presence(decoder)) ?? Presence() }
         for key in container.allKeys {
             switch key {
-            case .v: v = try container.decodeIfPresent(Int.self, forKey: key)
+            case .v: v = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
             case .op: op = try container.decodeIfPresent(String.self, forKey: key)
             case .id: id = try container.decodeIfPresent(RequestID.self, forKey: key)
             case .customer: customer = try container.decodeIfPresent(Submission.CustomerInput.self, forKey: key)
@@ -254,21 +329,53 @@ extension WireRequest {
             case .idempotencyKey: idempotencyKey = try container.decodeIfPresent(String.self, forKey: key)
             case .book: book = try container.decodeIfPresent(Bool.self, forKey: key)
             case .wait: wait = try container.decodeIfPresent(Bool.self, forKey: key)
-            case .quoteId: quoteId = try container.decodeIfPresent(Int64.self, forKey: key)
+            case .quoteId: quoteId = try container.decodeWholeNumberIfPresent(forKey: key)
             case .state: state = try container.decodeIfPresent(String.self, forKey: key)
-            case .after: after = try container.decodeIfPresent(Int64.self, forKey: key)
-            case .limit: limit = try container.decodeIfPresent(Int.self, forKey: key)
-            case .year: year = try container.decodeIfPresent(Int.self, forKey: key)
+            case .after: after = try container.decodeWholeNumberIfPresent(forKey: key)
+            case .limit: limit = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
+            case .year: year = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
             case .trim: trim = try container.decodeIfPresent(String.self, forKey: key)
             case .make: make = try container.decodeIfPresent(String.self, forKey: key)
             case .model: model = try container.decodeIfPresent(String.self, forKey: key)
             case .price: price = try container.decodeIfPresent(String.self, forKey: key)
-            case .priceCents: priceCents = try container.decodeIfPresent(Int64.self, forKey: key)
+            case .priceCents: priceCents = try container.decodeWholeNumberIfPresent(forKey: key)
             case .reason: reason = try container.decodeIfPresent(String.self, forKey: key)
-            case .since: since = try container.decodeIfPresent(Int64.self, forKey: key)
+            case .since: since = try container.decodeWholeNumberIfPresent(forKey: key)
             case .free: free = try container.decodeIfPresent(Bool.self, forKey: key)
             case .skill: skill = try container.decodeIfPresent(String.self, forKey: key)
             }
         }
+    }
+}
+
+extension WireRequest.Presence {
+    /// Any key, to list those the protocol does not have.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// The keys of the object `decoder` reads, and of its `customer` and `car` objects.
+    init(_ decoder: any Decoder) throws {
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        var nested: String?
+        for key in all.allKeys {
+            if let field = WireRequest.Fields(name: key.stringValue) {
+                fields.insert(field)
+                guard field == .customer || field == .car,
+                    let object = try? all.nestedContainer(keyedBy: AnyKey.self, forKey: key)
+                else { continue }
+                let known = field == .customer ? ["name", "email", "address"] : ["make", "model", "year", "trim"]
+                for inner in object.allKeys where !known.contains(inner.stringValue) {
+                    let name = (field == .customer ? "customer." : "car.") + inner.stringValue
+                    if nested.map({ name < $0 }) ?? true { nested = name }
+                }
+            } else if unknown.map({ key.stringValue < $0 }) ?? true {
+                unknown = key.stringValue
+            }
+        }
+        if unknown == nil { unknown = nested }
     }
 }

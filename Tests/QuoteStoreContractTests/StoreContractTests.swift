@@ -88,7 +88,7 @@ struct StoreContractTests {
                             let refused = try await contract.apply([
                                 .submit(submission, idempotencyKey: nil, book: true)
                             ])
-                            #expect(refused[0].failure?.code == .invalidSubmission)
+                            #expect(refused[0].failure?.code == .notInCatalog)
                             continue
                         }
                         let expected = model.pick(for: request)

@@ -49,7 +49,7 @@ struct QuotedClientTests {
 
         let submission = try Self.johnLee().mechanic("Nobody").coupon("NOPE").build()
         let refused = try await #require(throws: QuotedError.self) { _ = try await quoted.submit(submission) }
-        #expect(refused.refusal?.code.rawValue == "invalid_submission")
+        #expect(refused.refusal?.code.rawValue == "not_in_catalog")
         #expect(Set(refused.problems.map(\.field)) == ["mechanic", "coupon"])
     }
 

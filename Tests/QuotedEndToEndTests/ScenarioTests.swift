@@ -94,7 +94,7 @@ struct ScenarioTests {
         let client = try Client(context, endpoint: daemon.commands)
         let reply = try client.call(Requests.submit(services: ["Brake Pad Replacement"], mechanic: "Mike Fulton"))
         #expect(reply["ok"] as? Bool == false)
-        #expect(reply.errorCode == "invalid_submission")
+        #expect(reply.errorCode == "not_in_catalog")
         let problems = reply[object: "error"]?["problems"] as? [[String: Any]]
         #expect(problems?.first?["field"] as? String == "mechanic")
         #expect(problems?.first?["message"] as? String == "Mike Fulton cannot perform Brake Pad Replacement")

@@ -17,6 +17,7 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
             case unknownQuote = "unknown_quote"
             case unknownMechanic = "unknown_mechanic"
             case idempotencyConflict = "idempotency_conflict"
+            case notInCatalog = "not_in_catalog"
         }
 
         private let base: Base
@@ -24,6 +25,10 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
 
         /// The submission is incomplete or wrong; ``QuoteError/problems`` says where.
         public static let invalidSubmission = Code(.invalidSubmission)
+        /// A well-formed submission names what the catalog cannot give it: a mechanic or coupon
+        /// it does not have, a mechanic below the services' skill, or an expired coupon.
+        /// ``QuoteError/problems`` says which. (No schema can know the catalog.)
+        public static let notInCatalog = Code(.notInCatalog)
         /// The quote's state does not allow the requested change.
         public static let illegalTransition = Code(.illegalTransition)
         /// The mechanic's skill is below what the quote's services need.

@@ -164,6 +164,8 @@ public struct QuoteBuilder: Sendable, Hashable {
             }
         }
 
+        // What only the catalog can say, apart: refused with its own code when nothing else is wrong.
+        let shapeProblems = problems.count
         var preferred: Mechanic?
         if let name = mechanic?.trimmingPrefixAndSuffixSpaces(), !name.isBlank {
             if let found = catalog.mechanic(named: name) {
@@ -195,6 +197,13 @@ public struct QuoteBuilder: Sendable, Hashable {
 
         guard problems.isEmpty, let validCustomer, let validCar else {
             let count = problems.count
+            if shapeProblems == 0, count > 0 {
+                return .failure(
+                    QuoteError(
+                        .notInCatalog,
+                        "the submission names what the catalog cannot give it (\(count) problem\(count == 1 ? "" : "s"))",
+                        problems: problems))
+            }
             return .failure(
                 QuoteError(
                     .invalidSubmission, "the submission has \(count) problem\(count == 1 ? "" : "s")",

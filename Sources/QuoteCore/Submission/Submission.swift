@@ -29,6 +29,19 @@ public struct Submission: Hashable, Sendable, Codable {
             self.year = year
             self.trim = trim
         }
+
+        enum CodingKeys: String, CodingKey {
+            case make, model, year, trim
+        }
+
+        /// Decodes the car, reading `year` as any whole number (`2012.0` too).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            make = try container.decodeIfPresent(String.self, forKey: .make)
+            model = try container.decodeIfPresent(String.self, forKey: .model)
+            year = try container.decodeWholeNumberIfPresent(forKey: .year).map { Int($0) }
+            trim = try container.decodeIfPresent(String.self, forKey: .trim)
+        }
     }
 
     public var customer: CustomerInput?

@@ -1,0 +1,120 @@
+import QuoteCore
+import QuoteWire
+import Testing
+
+@Suite("Requests are read strictly, as the schema states them")
+struct StrictRequestTests {
+    /// The refusal of `frame`, decoded and checked as the daemon does; `nil` if accepted.
+    static func refusal(_ frame: String) -> (error: WireError, id: RequestID?)? {
+        let decoded = WireCodec().decodeRequestKeepingID(Array(frame.utf8))
+        switch decoded.result {
+        case .failure(let error): return (error, decoded.id)
+        case .success(let request):
+            do {
+                _ = try request.action()
+                return nil
+            } catch {
+                return (error, request.id)
+            }
+        }
+    }
+
+    @Test(
+        "a key an operation does not have is refused, naming it and the key meant",
+        arguments: [
+            (#"{"v":1,"op":"get","quoteid":7}"#, "quoteid", "did you mean \"quoteId\"?"),
+            (#"{"v":1,"op":"submit","Book":true}"#, "Book", "did you mean \"book\"?"),
+            (#"{"v":1,"op":"ping","ID":"a"}"#, "ID", "did you mean \"id\"?"),
+            (#"{"v":1,"op":"get","quoteId":7,"price":"1.00"}"#, "price", "is not a field of get"),
+            (#"{"v":1,"op":"list","limit":5,"zzz":null}"#, "zzz", "is not a field of list"),
+            (#"{"v":1,"op":"submit","customer":{"nmae":"Ann"}}"#, "customer.nmae", "did you mean \"customer.name\"?"),
+        ])
+    func unknownKeys(frame: String, field: String, message: String) throws {
+        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
+        #expect(error.code == .invalidRequest)
+        let problem = try #require(error.problems?.first { $0.field == field }, "\(error)")
+        #expect(problem.message.contains(message), "\(problem)")
+    }
+
+    @Test(
+        "whole numbers count as integers however they are written",
+        arguments: [
+            (#"{"v":1.0,"op":"get","quoteId":7.0}"#, 7), (#"{"v":1,"op":"get","quoteId":7e0}"#, 7),
+            (#"{"v":1,"op":"get","quoteId":0.7e1}"#, 7), (#"{"v":1,"op":"get","quoteId":700e-2}"#, 7),
+            (#"{"v":1e0,"op":"get","quoteId":1E2}"#, 100),
+            (#"{"v":1,"op":"get","quoteId":9223372036854775807}"#, Int64.max),
+        ])
+    func wholeNumbers(frame: String, quoteId: Int64) throws {
+        let request = try WireCodec().decodeRequest(Array(frame.utf8)).get()
+        #expect(request.quoteId == quoteId)
+        #expect(try request.action() == .read(.get(QuoteID(quoteId))))
+        #expect(try WireCodec().decodeRequestWithFoundation(Array(frame.utf8)).get() == request)
+    }
+
+    @Test(
+        "numbers outside a field's range are refused, saying the range",
+        arguments: [
+            (#"{"v":1,"op":"get","quoteId":0}"#, "quoteId", "must be 1 to 9223372036854775807"),
+            (#"{"v":1,"op":"get","quoteId":9223372036854775808}"#, "quoteId", "9223372036854775807"),
+            (#"{"v":1,"op":"get","quoteId":1e300}"#, "quoteId", "9223372036854775807"),
+            (#"{"v":1,"op":"get","quoteId":7.5}"#, "quoteId", "must be an integer"),
+            (#"{"v":1,"op":"list","after":-1}"#, "after", "must not be negative"),
+            (#"{"v":1,"op":"list","limit":10001}"#, "limit", "must be 1 to 10000"),
+            (#"{"v":1,"op":"events","since":-5}"#, "since", "must not be negative"),
+            (#"{"v":1,"op":"resolve","quoteId":1,"year":1800}"#, "year", "must be 1886 to 2100"),
+            (#"{"v":1,"op":"resolve","quoteId":1,"priceCents":-1}"#, "priceCents", "must be 0 to 100000000000"),
+        ])
+    func ranges(frame: String, field: String, message: String) throws {
+        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
+        #expect(error.code == .invalidRequest)
+        let problem = try #require(error.problems?.first { $0.field == field }, "\(error)")
+        #expect(problem.message.contains(message), "\(problem)")
+    }
+
+    @Test(
+        "enums and amounts are exact",
+        arguments: [
+            #"{"v":1,"op":"mechanics","skill":"MASTER"}"#, #"{"v":1,"op":"list","state":"Ready"}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"price":" 1.00"}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"price":"$1.00"}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"price":"-1.00"}"#, #"{"v":1,"op":"resolve","quoteId":1,"price":"1."}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"price":"1000000000.01"}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"price":"1234567890123456"}"#,
+            #"{"v":1,"op":"submit","idempotencyKey":""}"#,
+        ])
+    func exactValues(frame: String) {
+        #expect(Self.refusal(frame)?.error.code == .invalidRequest, "\(frame)")
+    }
+
+    @Test("the largest price and the plainest are accepted")
+    func prices() throws {
+        for (price, cents) in [("1000000000.00", Money.maximumCents), ("0", 0), ("12.5", 1_250), ("007.05", 705)] {
+            let frame = #"{"v":1,"op":"resolve","quoteId":1,"price":"\#(price)"}"#
+            guard
+                case .write(.resolve(_, let resolution)) = try WireCodec().decodeRequest(Array(frame.utf8)).get()
+                    .action()
+            else {
+                Issue.record("not a resolve: \(frame)")
+                continue
+            }
+            #expect(resolution.price?.cents == cents)
+        }
+    }
+
+    @Test(
+        "a refusal carries the id of any JSON object whose id is a string or an integer",
+        arguments: [
+            (#"{"v":1,"op":"get","id":"a","quoteId":null,"x":1}"#, RequestID.string("a")),
+            (#"{"v":1,"op":"get","id":3.0,"quoteId":"7"}"#, .number(3)),
+            (#"{"v":2,"id":-4}"#, .number(-4)),
+            (#"{"id":18446744073709551616,"v":1,"op":"ping"}"#, .outOfRange("18446744073709551616")),
+            (#"{"id":1e30,"v":1,"op":"ping"}"#, .outOfRange("1e30")),
+        ])
+    func idsEchoed(frame: String, id: RequestID) throws {
+        let (_, echoed) = try #require(Self.refusal(frame), "accepted \(frame)")
+        #expect(echoed == id)
+        let reply = WireReply.failure(echoed, WireError(code: .invalidRequest, message: "x"))
+        let bytes = String(decoding: WireCodec().encode(reply), as: UTF8.self)
+        if case .outOfRange(let digits) = id { #expect(bytes.contains(#""id":\#(digits)"#), "\(bytes)") }
+    }
+}
