@@ -62,7 +62,11 @@ struct QuotedClientTests {
         let outcome = Task { try await quoted.submit(submission) }
         // A peer that takes requests and never answers: the first attempt, then its retry,
         // under the same id and idempotency key. Its context ends with it, freeing the port.
-        let attempts = try Self.unanswered(2, on: port)
+        // On a thread of its own: blocking a thread of the shared cooperative pool (two on
+        // this machine) could keep the submission from ever being sent.
+        let attempts = try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try Self.unanswered(2, on: port) }) }.start()
+        }
         #expect(attempts[0] == attempts[1], "a retry is the same request")
         #expect(attempts[0].contains(submission.idempotencyKey))
         let daemon = try DaemonProcess(endpoint: "tcp://127.0.0.1:\(port)")

@@ -24,17 +24,17 @@ public enum TextHygiene {
         return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
-    /// Whether `scalar` shows nothing: white space of any kind, and the format characters
-    /// (zero-width space and joiners, word joiner, byte-order mark, soft hyphen, marks).
+    /// Whether `scalar` shows nothing: spaces of every width, and the invisible characters
+    /// (soft hyphen, zero-width space and joiners, word joiner, variation selectors, byte-order
+    /// mark, Hangul fillers, braille blank). An explicit list, the one the schema's
+    /// `visibleText` pattern states, so that quoted and its contract agree on every character.
     static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.properties.isWhitespace { return true }
-        switch scalar.properties.generalCategory {
-        case .format, .control, .unassigned, .privateUse, .surrogate: return true
-        default: break
-        }
         switch scalar.value {
-        case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800: return true  // Hangul fillers, braille blank
-        default: return false
+        case 0x00...0x20, 0x7F...0xA0, 0xAD, 0x34F, 0x61C, 0x115F, 0x1160, 0x1680, 0x17B4, 0x17B5, 0x180B...0x180F,
+            0x2000...0x200F, 0x2028, 0x2029, 0x202F, 0x205F...0x2064, 0x206A...0x206F, 0x2800, 0x3000, 0x3164,
+            0xFE00...0xFE0F, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB:
+            true
+        default: false
         }
     }
 }
