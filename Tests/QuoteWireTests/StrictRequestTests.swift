@@ -19,6 +19,15 @@ struct StrictRequestTests {
         }
     }
 
+    /// Expects `frame` refused as `invalid_request` with a problem at `field` whose message
+    /// contains `message`.
+    static func expectRefused(_ frame: String, at field: String, saying message: String) throws {
+        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
+        #expect(error.code == .invalidRequest)
+        let problem = try #require(error.problems?.first { $0.field == field }, "\(error)")
+        #expect(problem.message.contains(message), "\(problem)")
+    }
+
     @Test(
         "a key an operation does not have is refused, naming it and the key meant",
         arguments: [
@@ -30,10 +39,7 @@ struct StrictRequestTests {
             (#"{"v":1,"op":"submit","customer":{"nmae":"Ann"}}"#, "customer.nmae", "did you mean \"customer.name\"?"),
         ])
     func unknownKeys(frame: String, field: String, message: String) throws {
-        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
-        #expect(error.code == .invalidRequest)
-        let problem = try #require(error.problems?.first { $0.field == field }, "\(error)")
-        #expect(problem.message.contains(message), "\(problem)")
+        try Self.expectRefused(frame, at: field, saying: message)
     }
 
     @Test(
@@ -65,10 +71,7 @@ struct StrictRequestTests {
             (#"{"v":1,"op":"resolve","quoteId":1,"priceCents":-1}"#, "priceCents", "must be 0 to 100000000000"),
         ])
     func ranges(frame: String, field: String, message: String) throws {
-        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
-        #expect(error.code == .invalidRequest)
-        let problem = try #require(error.problems?.first { $0.field == field }, "\(error)")
-        #expect(problem.message.contains(message), "\(problem)")
+        try Self.expectRefused(frame, at: field, saying: message)
     }
 
     @Test(
