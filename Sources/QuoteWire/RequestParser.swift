@@ -7,8 +7,9 @@ import QuoteCore
 /// thread (`quoted-bench codec` compares the two). It answers as the `Codable` path does: bytes
 /// that are not JSON are `invalid_json` (checked over the whole frame first, unknown keys
 /// included); then the first field of the wrong type is `invalid_request` naming its path;
-/// `null` stands for an absent optional field; unknown keys are ignored; of a key given twice
-/// the first value counts.
+/// `null` stands for an absent optional field; the keys present are recorded for
+/// ``WireRequest/action(currency:)`` to check against the operation; a known key given twice
+/// is refused; whole numbers are integers however they are written (`3.0`, `3e0`).
 /// `WireCodecTests` compares the two on valid and broken frames.
 struct RequestParser {
     /// Why a frame was refused.
@@ -72,11 +73,16 @@ struct RequestParser {
         }
         try object(depth: 0) { parser, key throws(Failure) in
             if let field = WireRequest.Fields(key: key) {
-                request.presence.fields.insert(field)
+                // A repeated key is refused: readers disagree on which copy counts.
+                if !request.presence.fields.insert(field).inserted {
+                    parser.refuse(key.text, "is given more than once")
+                }
             } else {
-                // Of several, the first in order (as a `JSONDecoder` would report too).
+                // Of several, the first in byte order (as the `JSONDecoder` path reports too).
                 let text = key.text
-                if request.presence.unknown.map({ text < $0 }) ?? true { request.presence.unknown = text }
+                if request.presence.unknown.map({ WireRequest.precedes(text, $0) }) ?? true {
+                    request.presence.unknown = text
+                }
             }
             switch key {
             case "v": try parser.first(&request.v, depth: 1) { try $0.int("v") }
@@ -118,14 +124,24 @@ struct RequestParser {
 
     private mutating func customerObject() throws(Failure) -> Submission.CustomerInput {
         var customer = Submission.CustomerInput()
+        var seen: UInt8 = 0
         try object(depth: 1) { parser, key throws(Failure) in
+            let bit: UInt8 =
+                switch key {
+                case "name": 1
+                case "email": 2
+                case "address": 4
+                default: 0
+                }
+            if seen & bit != 0 { parser.refuse("customer." + key.text, "is given more than once") }
+            seen |= bit
             switch key {
             case "name": try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
             case "email": try parser.first(&customer.email, depth: 2) { try $0.string("customer.email") }
             case "address": try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
             default:
                 let name = "customer." + key.text
-                if parser.unknownNested.map({ name < $0 }) ?? true { parser.unknownNested = name }
+                if parser.unknownNested.map({ WireRequest.precedes(name, $0) }) ?? true { parser.unknownNested = name }
                 try parser.skipValue(depth: 2)
             }
         }
@@ -138,7 +154,18 @@ struct RequestParser {
 
     private mutating func carObject() throws(Failure) -> Submission.CarInput {
         var car = Submission.CarInput()
+        var seen: UInt8 = 0
         try object(depth: 1) { parser, key throws(Failure) in
+            let bit: UInt8 =
+                switch key {
+                case "make": 1
+                case "model": 2
+                case "year": 4
+                case "trim": 8
+                default: 0
+                }
+            if seen & bit != 0 { parser.refuse("car." + key.text, "is given more than once") }
+            seen |= bit
             switch key {
             case "make": try parser.first(&car.make, depth: 2) { try $0.string("car.make") }
             case "model": try parser.first(&car.model, depth: 2) { try $0.string("car.model") }
@@ -146,7 +173,7 @@ struct RequestParser {
             case "trim": try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
             default:
                 let name = "car." + key.text
-                if parser.unknownNested.map({ name < $0 }) ?? true { parser.unknownNested = name }
+                if parser.unknownNested.map({ WireRequest.precedes(name, $0) }) ?? true { parser.unknownNested = name }
                 try parser.skipValue(depth: 2)
             }
         }
@@ -176,11 +203,10 @@ struct RequestParser {
             switch try parser.integer() {
             case .value(let number): return .number(number)
             case .fractional: return nil
-            case .outOfRange(let range):
+            case .outOfRange(let digits):
                 parser.refuse("id", "must be a string or an integer within 64 bits")
-                // Echoed as written, so that the refusal still finds its request.
-                guard range.count <= QuoteLimits.maximumTextLength else { return nil }
-                return .outOfRange(String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[range]), as: UTF8.self))
+                // Echoed in plain digits, so that the refusal still finds its request.
+                return digits.map(RequestID.outOfRange)
             }
         }
     }
@@ -403,8 +429,9 @@ struct RequestParser {
     enum Integer: Equatable {
         /// A whole number within 64 bits, however it was written (`100`, `1.0e2`).
         case value(Int64)
-        /// A whole number beyond 64 bits; where its text is in the frame.
-        case outOfRange(Range<Int>)
+        /// A whole number beyond 64 bits: its decimal digits when they are at most
+        /// `QuoteLimits.maximumTextLength` long (to echo it), else `nil`.
+        case outOfRange(String?)
         /// A number with a fractional part.
         case fractional
     }
@@ -426,7 +453,8 @@ struct RequestParser {
             while position < range.upperBound, Self.isDigit(bytes[position]) { position += 1 }
             fractionEnd = position
         }
-        // The exponent, saturated: past a few thousand it can only mean out of range or zero.
+        // The exponent, saturated beyond any frame's length: past that it can only mean out of
+        // range or zero, whatever the digits.
         var exponent = 0
         if position < range.upperBound {
             position += 1
@@ -436,7 +464,7 @@ struct RequestParser {
                 position += 1
             }
             while position < range.upperBound {
-                exponent = min(exponent * 10 + Int(bytes[position] &- UInt8(ascii: "0")), 1_000_000)
+                exponent = min(exponent * 10 + Int(bytes[position] &- UInt8(ascii: "0")), 1 << 40)
                 position += 1
             }
             if exponentNegative { exponent = -exponent }
@@ -455,19 +483,28 @@ struct RequestParser {
         let trailingZeros = (integerEnd - digitsStart + fractionDigits + digitsStart) - last
         let power = exponent - fractionDigits + trailingZeros
         guard power >= 0 else { return .fractional }
-        guard last - first + power <= 19 else { return .outOfRange(range) }
+        /// The value's plain decimal digits, for an id to echo: bounded, whatever the exponent.
+        func digits() -> String? {
+            guard power <= QuoteLimits.maximumTextLength, last - first + power < QuoteLimits.maximumTextLength else {
+                return nil
+            }
+            var text = negative ? "-" : ""
+            for offset in first..<last { text.unicodeScalars.append(Unicode.Scalar(digit(offset) + 48)) }
+            return text + String(repeating: "0", count: power)
+        }
+        guard last - first + power <= 19 else { return .outOfRange(digits()) }
         var value: Int64 = 0
         for offset in first..<last {
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let next = Int64(digit(offset))
             let (added, overflow2) =
                 negative ? shifted.subtractingReportingOverflow(next) : shifted.addingReportingOverflow(next)
-            guard !overflow1, !overflow2 else { return .outOfRange(range) }
+            guard !overflow1, !overflow2 else { return .outOfRange(digits()) }
             value = added
         }
         for _ in 0..<power {
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            guard !overflow else { return .outOfRange(range) }
+            guard !overflow else { return .outOfRange(digits()) }
             value = shifted
         }
         return .value(value)

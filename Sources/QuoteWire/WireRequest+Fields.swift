@@ -107,16 +107,21 @@ extension WireRequest {
 
     /// The candidate `name` most likely meant: the same but for case, or at most two edits away.
     static func nearest(_ name: String, in candidates: [String]) -> String? {
-        let lowered = name.lowercased()
-        if let same = candidates.first(where: { $0.lowercased() == lowered }) { return same }
+        // Keys are short ASCII: anything longer is no typo of one (and is never normalized).
         guard name.utf8.count <= 64 else { return nil }
-        let typed = Array(lowered.utf8)
+        let typed = Array(name.lowercased().utf8)
+        if let same = candidates.first(where: { Array($0.lowercased().utf8) == typed }) { return same }
         var best: (name: String, distance: Int)?
         for candidate in candidates {
             let distance = editDistance(typed, Array(candidate.lowercased().utf8))
             if distance <= 2, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
         return best?.name
+    }
+
+    /// Whether `a` comes before `b` byte by byte (no Unicode normalization: linear always).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Levenshtein distance between two short byte strings.

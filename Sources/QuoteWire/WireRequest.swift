@@ -205,11 +205,12 @@ extension WireRequest {
                                 "\"\(QuoteLimits.echo(price))\" is not an amount from 0 to 1000000000.00 written like 66.25"
                         ))
                 }
-            } else if let priceCents {
-                if (0...Money.maximumCents).contains(priceCents) {
-                    amount = Money(cents: priceCents, currency: currency)
-                } else {
+            }
+            if let priceCents {
+                if !(0...Money.maximumCents).contains(priceCents) {
                     problems.append(Problem(field: "priceCents", message: "must be 0 to \(Money.maximumCents)"))
+                } else if amount == nil && price == nil {
+                    amount = Money(cents: priceCents, currency: currency)
                 }
             }
             if let year, !Self.plausibleYears.contains(year) {
@@ -297,7 +298,8 @@ extension WireRequest {
                 fraction = fraction * 10 + digit
             }
         }
-        guard wholeDigits > 0, fractionDigits != 0 else { return nil }
+        // Ten whole digits only for the largest amount itself (no leading zero, as the schema says).
+        guard wholeDigits > 0, fractionDigits != 0, wholeDigits < 10 || whole == 1_000_000_000 else { return nil }
         let cents = whole * 100 + (fractionDigits == 1 ? fraction * 10 : fraction)
         return cents <= Money.maximumCents ? cents : nil
     }
@@ -370,9 +372,9 @@ extension WireRequest.Presence {
                 let known = field == .customer ? ["name", "email", "address"] : ["make", "model", "year", "trim"]
                 for inner in object.allKeys where !known.contains(inner.stringValue) {
                     let name = (field == .customer ? "customer." : "car.") + inner.stringValue
-                    if nested.map({ name < $0 }) ?? true { nested = name }
+                    if nested.map({ WireRequest.precedes(name, $0) }) ?? true { nested = name }
                 }
-            } else if unknown.map({ key.stringValue < $0 }) ?? true {
+            } else if unknown.map({ WireRequest.precedes(key.stringValue, $0) }) ?? true {
                 unknown = key.stringValue
             }
         }

@@ -269,7 +269,6 @@ struct RequestParserTests {
         #"{"v":1,"op":"mechanics","free":true,"skill":"master","customer":null,"car":null,"services":null}"#,
         #"{"v":1,"op":"cancel","quoteId":3,"reason":"customer called"}"#,
         #"{"v":1,"op":"events","since":0,"limit":1000}"#,
-        #"{"v":1,"op":"ping","v":2,"customer":{"name":"a","name":"b"}}"#,
         #"{}"#,
         "{\"v\":1,\"op\":\"ping\",\"id\":\"caf\u{e9}\"}",
         // Keys with escapes and beyond ASCII: known ones still match, unknown ones are skipped.
@@ -302,6 +301,9 @@ struct RequestParserTests {
         ("{\"customer\":{\"name\":1}}", .invalidRequest), ("{\"car\":{\"year\":\"2012\"}}", .invalidRequest),
         ("{\"book\":\"yes\"}", .invalidRequest), ("{\"id\":true}", .invalidRequest), ("{\"id\":{}}", .invalidRequest),
         ("{\"id\":1.5}", .invalidRequest),
+        // A key given twice: readers disagree on which copy counts, so quoted takes neither.
+        ("{\"v\":1,\"op\":\"ping\",\"v\":2}", .invalidRequest),
+        ("{\"customer\":{\"name\":\"a\",\"name\":\"b\"}}", .invalidRequest),
         // Text quoted refuses: control characters, escaped or raw DEL, C1 and bidi overrides, too long, too many.
         ("{\"customer\":{\"name\":\"a\\nb\"}}", .invalidRequest), ("{\"reason\":\"\\u001b[2J\"}", .invalidRequest),
         ("{\"mechanic\":\"x\u{7F}\"}", .invalidRequest), ("{\"coupon\":\"\u{85}\"}", .invalidRequest),
@@ -318,7 +320,7 @@ struct RequestParserTests {
 
     /// `JSONDecoder`'s verdict on `frame`, and ours, checked against each other: the parser
     /// never accepts a frame `JSONDecoder` refuses, reads the same request when both accept,
-    /// and refuses what `JSONDecoder` accepts only for a trailing comma.
+    /// and refuses what `JSONDecoder` accepts only for a trailing comma or a repeated key.
     func expectSafeAgainstFoundation(_ frame: [UInt8], _ label: String) {
         let codec = WireCodec()
         switch (codec.decodeRequest(frame), codec.decodeRequestWithFoundation(frame)) {
@@ -331,7 +333,10 @@ struct RequestParserTests {
         case (.failure(let mine), .success):
             let compact = frame.filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
             let trailingComma = zip(compact, compact.dropFirst()).contains { $0 == 0x2C && ($1 == 0x7D || $1 == 0x5D) }
-            #expect(trailingComma && mine.code == .invalidJSON, "\(label): refused (\(mine.message))")
+            // Stricter than `JSONDecoder` on purpose only there: a trailing comma, and a key
+            // given twice (which `JSONDecoder` resolves silently).
+            let repeated = mine.code == .invalidRequest && mine.message.hasSuffix("is given more than once")
+            #expect((trailingComma && mine.code == .invalidJSON) || repeated, "\(label): refused (\(mine.message))")
         }
     }
 
