@@ -59,7 +59,7 @@ let package = Package(
         // MARK: Wire protocol
         .target(
             name: "QuoteWire",
-            dependencies: ["QuoteCore"],
+            dependencies: ["QuoteCore", "QuoteStore", "QuoteRules"],
             swiftSettings: swiftSettings
         ),
 
@@ -264,7 +264,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuoteWireTests",
-            dependencies: ["QuoteCore", "QuoteWire"],
+            dependencies: ["QuoteCore", "QuoteRules", "QuoteStore", "QuoteWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,14 +1,16 @@
 import Foundation
 public import Logging
+import QuoteCore
 import QuoteRules
 public import QuoteStore
+import QuoteWire
 public import ServiceLifecycle
 import Synchronization
 import ZeroMQ
 
 /// The daemon's engine, where every message enters: one I/O thread owns the ROUTER (commands)
 /// and the PUB (events). It drains waiting requests, decodes and checks them; the store loop
-/// (``StoreWorker``) applies their writes in one transaction (group commit) and answers reads
+/// (``BatchCommitter``) applies their writes in one transaction (group commit) and answers reads
 /// from committed state; the I/O thread then replies and publishes, never before the commit.
 ///
 /// The thread is its own, not the cooperative pool's: `zmq_poll` blocks. Graceful shutdown
@@ -31,7 +33,7 @@ public final class CommandServer: ServiceLifecycle.Service {
     private let stopping = Atomic<Bool>(false)
     private let bound = Mutex<Endpoints?>(nil)
     /// The store loop, while running: where the daemon's own requests go.
-    private let worker = Mutex<StoreWorker?>(nil)
+    private let worker = Mutex<BatchCommitter<RequestTicket>?>(nil)
     private let onReady: @Sendable (Endpoints) -> Void
 
     /// Creates the server; nothing is bound until ``run()``. With `access`, both sockets are
@@ -63,14 +65,16 @@ public final class CommandServer: ServiceLifecycle.Service {
         // With several daemons on one store, the others' events come from the log.
         let tail =
             store.isShared
-            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog] events in
-                Engine.encodeLogged(events, catalog: catalog)
+            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog, configuration] events in
+                ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes).encodeLogged(
+                    events, currency: catalog.current.currency)
             } : nil
-        let worker = try StoreWorker(
-            stage: StoreStage(
-                store: store, logger: logger, metrics: metrics,
-                maximumRows: max(16, configuration.maxReplyBytes / 512)), catalog: catalog,
-            maxBatch: configuration.maxBatch, maxPageReads: max(1, Self.bytesPerTurn / configuration.maxReplyBytes / 4))
+        // Page reads per batch: their replies' encoding, on the I/O thread, stays within
+        // `bytesPerTurn`; a read loads no more rows than fit in a reply (none under 512 bytes).
+        let worker = try BatchCommitter(
+            store: store, catalog: catalog, logger: logger, metrics: metrics, maxBatch: configuration.maxBatch,
+            maxPageReads: max(1, Self.bytesPerTurn / configuration.maxReplyBytes / 4),
+            maximumRows: max(16, configuration.maxReplyBytes / 512), daemonTicket: RequestTicket.daemon)
         // Whatever the roster became while quoted was down, free mechanics take from the line.
         worker.enqueue(.serveWaitList)
         self.worker.withLock { $0 = worker }
@@ -126,10 +130,9 @@ public final class CommandServer: ServiceLifecycle.Service {
     /// other sockets and the watchdog again.
     static let bytesPerTurn = 4 << 20
 
-    private func loop(worker: StoreWorker, tail: LogTail?, lastSeq: Int64) throws {
-        let engine = Engine(
-            store: store, catalog: catalog, configuration: configuration, access: access, logger: logger,
-            metrics: metrics)
+    private func loop(worker: BatchCommitter<RequestTicket>, tail: LogTail?, lastSeq: Int64) throws {
+        let decoder = RequestDecoder(maxMessageBytes: configuration.maxMessageBytes, callers: access)
+        let encoder = ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes)
         metrics.starting(lastSeq: lastSeq)
         let context = try Context()
         // The ZAP handler first: no handshake may happen before it can answer.
@@ -265,10 +268,10 @@ public final class CommandServer: ServiceLifecycle.Service {
                 logger.notice("events socket bound again", metadata: ["events": "\(endpoints.events)"])
             }
             if storeReady {
-                for executed in worker.takeResults() {
-                    try Self.send(
-                        engine, executed, router: router, publisher: publisher, order: &order, window: &window,
-                        tail: tail)
+                for committed in worker.takeCommitted() {
+                    try send(
+                        committed, encoder: encoder, router: router, publisher: publisher, order: &order,
+                        window: &window, tail: tail)
                 }
                 room = worker.hasRoom
             }
@@ -281,7 +284,8 @@ public final class CommandServer: ServiceLifecycle.Service {
                     let message = try router.receiveMultipart(dontWait: true, metadata: metadata)
                 {
                     received += message.frames.reduce(0) { $0 + $1.count }
-                    room = worker.append(message, engine: engine)
+                    let userId = message.metadata["User-Id"]
+                    room = worker.receive { decoder.decode(message.frames, userId: userId, into: &$0) }
                     if !room { break }
                 }
             }
@@ -301,10 +305,10 @@ public final class CommandServer: ServiceLifecycle.Service {
         // Answer everything received: the batch being committed, then any received after it.
         while !worker.isDrained {
             try storeOnly.poll(timeout: .seconds(1))
-            for executed in worker.takeResults() {
-                try Self.send(
-                    engine, executed, router: router, publisher: publisher, order: &order, window: &window,
-                    tail: tail)
+            for committed in worker.takeCommitted() {
+                try send(
+                    committed, encoder: encoder, router: router, publisher: publisher, order: &order,
+                    window: &window, tail: tail)
             }
         }
         notifier.notify("STOPPING=1\nSTATUS=stopping")
@@ -368,19 +372,19 @@ public final class CommandServer: ServiceLifecycle.Service {
 
     /// Sends a batch's replies, then encodes and publishes its events, in `order`: a client's
     /// next request can be on its way while the events are still being written.
-    private static func send(
-        _ engine: Engine, _ executed: Engine.Executed, router: borrowing Socket, publisher: borrowing Socket,
-        order: inout PublishOrder, window: inout EventWindow, tail: LogTail?
+    private func send(
+        _ committed: CommittedBatch<RequestTicket>, encoder: ReplyEncoder, router: borrowing Socket,
+        publisher: borrowing Socket, order: inout PublishOrder, window: inout EventWindow, tail: LogTail?
     ) throws(ZeroMQError) {
-        let encoded = engine.encodeReplies(executed)
+        let encoded = encoder.encodeReplies(committed, activity: metrics.activity)
         for reply in encoded.replies {
             // A vanished or slow client loses its reply; the loop never waits for it.
             _ = try router.send(multipart: reply, dontWait: true)
         }
-        engine.metrics.answered(encoded.marks, at: .now)
-        let events = order.add(engine.encodeEvents(encoded))
-        try publish(events, window: &window, publisher: publisher)
-        engine.metrics.published(events.count, lastSeq: order.lastPublished)
+        metrics.answered(encoded.tickets, at: .now)
+        let events = order.add(encoder.encodeEvents(encoded))
+        try Self.publish(events, window: &window, publisher: publisher)
+        metrics.published(events.count, lastSeq: order.lastPublished)
         tail?.published(through: order.lastPublished)
         // Another daemon committed in between: its events are in the log.
         if order.isWaiting { tail?.wake() }

@@ -1,5 +1,6 @@
 import Foundation
 public import QuoteCore
+public import QuoteRules
 
 /// A client's request id, echoed in the reply: a string or a number, as the client sent it.
 public enum RequestID: Codable, Sendable, Hashable {
@@ -117,28 +118,6 @@ public enum RequestAction: Sendable, Hashable {
     case write(QuoteCommand)
     /// A query, answered from committed state.
     case read(ReadQuery)
-}
-
-/// A read-only query.
-public enum ReadQuery: Sendable, Hashable {
-    case get(QuoteID)
-    case list(status: QuoteStatus?, after: QuoteID?, limit: Int)
-    case mechanics(freeOnly: Bool, skill: Skill?)
-    case services
-    case stats
-    case events(since: Int64, limit: Int)
-    case ping
-    /// The wait-list in line order.
-    case waiting(limit: Int)
-
-    /// Whether answering reads many rows: a page bounded by the reply budget, or `stats`,
-    /// which counts the whole store. A batch holds a bounded number of these.
-    public var readsManyRows: Bool {
-        switch self {
-        case .list, .mechanics, .services, .events, .waiting, .stats: true
-        case .get, .ping: false
-        }
-    }
 }
 
 extension WireRequest {

@@ -7,7 +7,7 @@ struct QuotedBench: ParsableCommand {
         commandName: "quoted-bench",
         abstract: "Benchmarks for quoted and its building blocks.",
         subcommands: [
-            LoadBench.self, ZeroMQEcho.self, StoreBench.self, EngineBench.self, CodecBench.self, CrashWriter.self,
+            LoadBench.self, ZeroMQEcho.self, StoreBench.self, StagesBench.self, CodecBench.self, CrashWriter.self,
         ]
     )
 }

@@ -1,4 +1,5 @@
 import QuoteCore
+import QuoteRules
 import QuoteWire
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import QuoteCore
+import QuoteRules
 import QuoteWire
 import Testing
 

@@ -114,15 +114,17 @@ public final class DaemonMetrics: Sendable {
     static func index(of op: QuoteWire.Operation?) -> Int { op.flatMap { index[$0] } ?? operations.count - 1 }
 
     /// Counts a batch's answered requests, whose replies were sent at `sent` (I/O thread).
-    func answered(_ marks: [RequestMark?], at sent: ContinuousClock.Instant) {
+    func answered(_ tickets: [RequestTicket], at sent: ContinuousClock.Instant) {
         var succeeded = [Int64](repeating: 0, count: Self.labels.count)
         var failed: [(index: Int, code: WireError.Code)] = []
         var observations: [(index: Int, nanoseconds: Int64)] = []
-        observations.reserveCapacity(marks.count)
-        for case let mark? in marks {
-            let index = Self.index(of: mark.op)
-            if let code = mark.code { failed.append((index, code)) } else { succeeded[index] += 1 }
-            observations.append((index, Self.nanoseconds(sent - mark.received)))
+        observations.reserveCapacity(tickets.count)
+        // The daemon's own work (received nowhere) is not counted.
+        for ticket in tickets {
+            guard let received = ticket.received else { continue }
+            let index = Self.index(of: ticket.op)
+            if let code = ticket.code { failed.append((index, code)) } else { succeeded[index] += 1 }
+            observations.append((index, Self.nanoseconds(sent - received)))
         }
         guard !observations.isEmpty else { return }
         // Decide inside the lock; counters made and incremented after it.

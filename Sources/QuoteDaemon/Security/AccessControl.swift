@@ -14,7 +14,7 @@ public import ZeroMQ
 /// socket if its role may subscribe; any other peer never completes its handshake. A request
 /// then names its key (`User-Id`), looked up again in the current list
 /// (``principal(userId:)``), so a key withdrawn on reload is refused on its next request.
-public final class AccessControl: Sendable {
+public final class AccessControl: CallerDirectory {
     /// A client as the allow-list knows it.
     public struct Principal: Sendable, Hashable {
         /// The public key, as Z85 text: what ZAP names the connection by.
@@ -160,6 +160,12 @@ public final class AccessControl: Sendable {
     public func principal(userId: String?) -> Principal? {
         guard let userId else { return nil }
         return state.withLock { $0.principals[userId] }
+    }
+
+    /// The listed client whose connection ZAP named `userId`, as the request decoder
+    /// authorizes it.
+    public func caller(userId: String?) -> Caller? {
+        principal(userId: userId).map { Caller(name: $0.name, role: $0.role) }
     }
 
     /// Whether the events socket must drop its connections, and forgets it: a subscriber's

@@ -4,14 +4,17 @@ import Foundation
 import Logging
 import QuoteCore
 import QuoteDaemon
+import QuoteRules
 import QuoteStoreSQLite
+import QuoteWire
 import ZeroMQ
 
-/// What the daemon spends on a request between its sockets: decode, the store's
-/// transaction, encode, on one thread, for the same submit frames `quoted-bench load` sends.
-/// Under `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
+/// What the daemon spends on a request between its sockets: its three stages (the
+/// ``RequestDecoder``, the ``BatchCommitter``'s transaction, the ``ReplyEncoder``), on one
+/// thread, for the same submit frames `quoted-bench load` sends. Under
+/// `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
 /// end-to-end figures cannot separate from the machine's noise.
-struct EngineBench: ParsableCommand {
+struct StagesBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
         abstract: "The daemon's work per submission without sockets: decode, commit, encode.")
@@ -46,16 +49,19 @@ struct EngineBench: ParsableCommand {
                 ).catalog()
             } ?? .standard
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: catalog, logger: logger)
-        let engine = Engine(
-            store: store, catalog: LiveCatalog(catalog), configuration: configuration, logger: logger)
+        let engine = try Stages(
+            decoder: RequestDecoder(maxMessageBytes: configuration.maxMessageBytes),
+            committer: BatchCommitter(
+                store: store, catalog: LiveCatalog(catalog), logger: logger, daemonTicket: RequestTicket.daemon),
+            encoder: ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes))
         var factory = RequestFactory(runTag: "engine")
         factory.idempotencyKeys = !noKeys
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
         let size = max(1, batch)
         let rounds = max(1, submissions / size)
         // Submit frames for request ids `ids`, as a ROUTER hands them over.
-        func submitFrames(_ ids: Range<Int64>) -> [Multipart] {
-            ids.map { Multipart(frames: envelope + [factory.body(.submit, id: $0)]) }
+        func submitFrames(_ ids: Range<Int64>) -> [[[UInt8]]] {
+            ids.map { envelope + [factory.body(.submit, id: $0)] }
         }
         var nextID: Int64 = 1
         while nextID <= preload {
@@ -98,15 +104,13 @@ struct EngineBench: ParsableCommand {
     /// booked in one batch and completed in the next (measured), as the contention workload's
     /// requests reach the store.
     private func runCycles(
-        _ cycles: Int, batch size: Int, engine: Engine, factory: RequestFactory, envelope: [[UInt8]],
+        _ cycles: Int, batch size: Int, engine: Stages, factory: RequestFactory, envelope: [[UInt8]],
         from firstID: Int64
     ) async throws {
         var nextID = firstID
-        func frames(_ kind: RequestKind, _ quotes: [Int64]) -> [Multipart] {
+        func frames(_ kind: RequestKind, _ quotes: [Int64]) -> [[[UInt8]]] {
             defer { nextID += Int64(quotes.count) }
-            return quotes.indices.map {
-                Multipart(frames: envelope + [factory.body(kind, id: nextID + Int64($0), quote: quotes[$0])])
-            }
+            return quotes.indices.map { envelope + [factory.body(kind, id: nextID + Int64($0), quote: quotes[$0])] }
         }
         let clock = ContinuousClock()
         var elapsed = Duration.zero
@@ -129,5 +133,21 @@ struct EngineBench: ParsableCommand {
             String(
                 format: "engine: %d book + complete cycles in batches of %d: %.0f/s, %.1f µs each", done, size,
                 Double(done) / elapsed.seconds, elapsed.seconds * 1e6 / Double(done)))
+    }
+}
+
+/// The daemon's three stages run in turn on one batch, as its I/O thread and store loop run
+/// them, without threads or sockets.
+struct Stages {
+    let decoder: RequestDecoder
+    let committer: BatchCommitter<RequestTicket>
+    let encoder: ReplyEncoder
+
+    /// The replies and events (`[topic, body]`) of the messages `batch`, each its frames.
+    func handle(_ batch: [[[UInt8]]]) async -> (replies: [[[UInt8]]], events: [[[UInt8]]]) {
+        var received = committer.newBatch()
+        for frames in batch { decoder.decode(frames, userId: nil, into: &received) }
+        let encoded = encoder.encodeReplies(await committer.commit(received))
+        return (encoded.replies, encoder.encodeEvents(encoded).map(\.message))
     }
 }

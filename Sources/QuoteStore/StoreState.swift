@@ -1,20 +1,24 @@
-import Foundation
-import QuoteCore
-import QuoteStore
+public import Foundation
+public import QuoteCore
 
 /// The store's state as `stats` and the metrics' gauges report it: quotes by state, active
 /// mechanics busy and free, since when the first in line has waited, and the log's last `seq`.
 /// Four reads on the store's read side, made on demand (a `stats` request, a scrape), never
 /// per batch.
-struct StoreState: Sendable {
-    var counts: [QuoteStatus: Int]
-    var busy: Int
-    var free: Int
-    var oldestWaiting: Date?
-    var lastSeq: Int64
+public struct StoreState: Sendable, Hashable {
+    /// Quotes by state.
+    public var counts: [QuoteStatus: Int]
+    /// Active mechanics holding a booking.
+    public var busy: Int
+    /// Active mechanics free to book.
+    public var free: Int
+    /// Since when the first quote in line has waited; `nil` when none waits.
+    public var oldestWaiting: Date?
+    /// The log's last `seq`.
+    public var lastSeq: Int64
 
     /// Reads it from `store`.
-    static func read(from store: any QuoteStore) async throws(StoreError) -> StoreState {
+    public static func read(from store: any QuoteStore) async throws(StoreError) -> StoreState {
         let mechanics = try await store.mechanics()
         let busy = mechanics.count { !$0.isFree }
         return StoreState(

@@ -1,0 +1,215 @@
+import Foundation
+public import Logging
+import QuoteCore
+public import QuoteRules
+public import QuoteStore
+import Synchronization
+
+/// The middle stage, where the store is used: it commits one ``RequestBatch`` after another,
+/// all of a batch's writes in one transaction (group commit) through the ``Rulebook``, then
+/// answers its reads from committed state, and returns domain values only
+/// (``CommittedBatch``); the I/O thread writes every byte.
+///
+/// The batch being received lives here, behind a `Mutex`: the I/O thread decodes each request
+/// into it as it arrives (``receive(_:)``) while ``run()`` commits the batch before; when that
+/// commit is done, the loop swaps the received batch out and starts on it at once, so that it
+/// never waits for the I/O thread. Committed batches queue up, in order, for the I/O thread to
+/// take (``takeCommitted()``); a byte on a ``WakePipe`` whose read end, ``readyDescriptor``, the
+/// I/O thread polls beside its sockets says there is something to take. No socket ever comes
+/// here. `Ticket` is whatever the receiving side needs to answer a request; it is carried,
+/// never read.
+public final class BatchCommitter<Ticket: Sendable>: Sendable {
+    private struct State {
+        /// Requests received and decoded, for the store's next transaction.
+        var next: RequestBatch<Ticket>
+        /// Committed batches, oldest first, waiting to be answered.
+        var done: [CommittedBatch<Ticket>] = []
+        /// The loop, waiting for requests (or for the stop).
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The loop is committing a batch.
+        var committing = false
+        var stopping = false
+    }
+
+    private let state: Mutex<State>
+    private let store: any QuoteStore
+    private let catalog: LiveCatalog
+    private let logger: Logger
+    private let metrics: DaemonMetrics
+    private let rulebook = Rulebook()
+    /// The ticket of the daemon's own requests, answered to no one.
+    private let daemonTicket: Ticket
+    private let maxBatch: Int
+    /// Page reads per batch: their replies' encoding, on the I/O thread, stays bounded.
+    private let maxPageReads: Int
+    /// The most rows one read request may load: as many as can fit in a reply, so that the
+    /// store's work per request is bounded whatever `limit` asks.
+    private let maximumRows: Int
+    private let ready: WakePipe
+
+    /// Readable while a committed batch waits to be taken, or when a full batch was taken and
+    /// there is room to receive again.
+    var readyDescriptor: Int32 { ready.readDescriptor }
+
+    /// A committer of batches of at most `maxBatch` requests (and `maxPageReads` page reads)
+    /// into `store`, each begun empty against `catalog`'s catalog of that moment; a read loads
+    /// at most `maximumRows` rows. The daemon's own requests carry `daemonTicket`.
+    public init(
+        store: any QuoteStore, catalog: LiveCatalog, logger: Logger, metrics: DaemonMetrics = .unexported(),
+        maxBatch: Int = .max, maxPageReads: Int = .max, maximumRows: Int = 1_024, daemonTicket: Ticket
+    ) throws {
+        ready = try WakePipe()
+        self.store = store
+        self.catalog = catalog
+        self.logger = logger
+        self.metrics = metrics
+        self.maxBatch = max(1, maxBatch)
+        self.maxPageReads = max(1, maxPageReads)
+        self.maximumRows = max(1, maximumRows)
+        self.daemonTicket = daemonTicket
+        state = Mutex(State(next: RequestBatch(catalog: catalog.current)))
+    }
+
+    /// An empty batch against the catalog of this moment.
+    public func newBatch() -> RequestBatch<Ticket> { RequestBatch(catalog: catalog.current) }
+
+    // MARK: Committing
+
+    /// Applies `batch`'s writes in one transaction, then answers its reads. A store that
+    /// fails applies nothing: every write's result is then missing (`writeResults` is `nil`).
+    public func commit(_ batch: RequestBatch<Ticket>) async -> CommittedBatch<Ticket> {
+        var writeResults: [Result<CommandOutcome, QuoteError>]? = []
+        var commit: Duration?
+        defer { metrics.batch(size: batch.count, commit: commit) }
+        if !batch.writes.isEmpty {
+            let requests = batch.writes.map(\.request)
+            let started = ContinuousClock.now
+            do {
+                writeResults = try await rulebook.apply(requests: requests, catalog: batch.catalog, to: store)
+                commit = .now - started
+            } catch {
+                metrics.storeFailed()
+                logger.error(
+                    "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(requests.count)"])
+                writeResults = nil
+            }
+        }
+        var readResults: [QueryAnswer] = []
+        readResults.reserveCapacity(batch.reads.count)
+        // `stats` scans the store: read once for the whole batch, however many ask.
+        var stats: QueryAnswer?
+        for read in batch.reads {
+            if case .query(.stats) = read.request.kind, let stats {
+                readResults.append(stats)
+                continue
+            }
+            do {
+                let answer = try await rulebook.answer(
+                    read.request, catalog: batch.catalog, from: store, maximumRows: maximumRows)
+                switch answer {
+                case .stats: stats = answer
+                case .pong(.failure): metrics.storeFailed()
+                default: break
+                }
+                readResults.append(answer)
+            } catch {
+                metrics.storeFailed()
+                logger.error("store read failed", metadata: ["error": "\(error)"])
+                readResults.append(.storeFailed)
+            }
+        }
+        return CommittedBatch(batch: batch, writeResults: writeResults, readResults: readResults)
+    }
+
+    // MARK: The loop
+
+    /// Commits batches until ``stop()`` has been called and every received request is
+    /// committed.
+    func run() async {
+        while true {
+            let fresh = newBatch()
+            let (job, stop) = state.withLock { state -> (RequestBatch<Ticket>?, Bool) in
+                guard state.next.isEmpty else {
+                    var job = fresh
+                    swap(&job, &state.next)
+                    state.committing = true
+                    return (job, false)
+                }
+                return (nil, state.stopping)
+            }
+            if let job {
+                // A full batch kept the I/O thread from receiving: tell it there is room.
+                if !hasRoom(job) { ready.signal() }
+                let committed = await commit(job)
+                state.withLock { state in
+                    state.done.append(committed)
+                    state.committing = false
+                }
+                ready.signal()
+            } else if stop {
+                return
+            } else {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { state in
+                        guard state.next.isEmpty && !state.stopping else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            }
+        }
+    }
+
+    /// Lets `receive` add to the batch being received (on the I/O thread: it decodes into
+    /// it), waking the loop if it waits for work. Returns whether that batch has room for
+    /// more.
+    func receive(_ receive: (inout RequestBatch<Ticket>) -> Void) -> Bool {
+        let (room, waiter) = state.withLock { state in
+            receive(&state.next)
+            let waiter = state.waiter
+            state.waiter = nil
+            return (hasRoom(state.next), waiter)
+        }
+        waiter?.resume()
+        return room
+    }
+
+    /// Adds `command` to the batch being received, from any thread, answered to no one: its
+    /// events are published like any others (the daemon's own work, such as serving the
+    /// wait-list after a reload).
+    func enqueue(_ command: CheckedCommand) {
+        _ = receive { [daemonTicket] in $0.append(daemonTicket, write: CheckedRequest(command, by: .daemon)) }
+    }
+
+    /// Whether the batch being received has room for more requests.
+    var hasRoom: Bool { state.withLock { hasRoom($0.next) } }
+
+    private func hasRoom(_ batch: RequestBatch<Ticket>) -> Bool {
+        batch.count < maxBatch && batch.pageReads < maxPageReads
+    }
+
+    /// Whether every received request has been committed and taken.
+    var isDrained: Bool { state.withLock { $0.next.isEmpty && !$0.committing && $0.done.isEmpty } }
+
+    /// The committed batches not yet taken, oldest first.
+    func takeCommitted() -> [CommittedBatch<Ticket>] {
+        ready.drain()
+        return state.withLock { state in
+            let done = state.done
+            state.done = []
+            return done
+        }
+    }
+
+    /// Lets ``run()`` return once every received request is committed.
+    func stop() {
+        let waiter = state.withLock { state in
+            state.stopping = true
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,23 @@
+public import QuoteCore
+
+/// A read-only query.
+public enum ReadQuery: Sendable, Hashable {
+    case get(QuoteID)
+    case list(status: QuoteStatus?, after: QuoteID?, limit: Int)
+    case mechanics(freeOnly: Bool, skill: Skill?)
+    case services
+    case stats
+    case events(since: Int64, limit: Int)
+    case ping
+    /// The wait-list in line order.
+    case waiting(limit: Int)
+
+    /// Whether answering reads many rows: a page bounded by the reply budget, or `stats`,
+    /// which counts the whole store. A batch holds a bounded number of these.
+    public var readsManyRows: Bool {
+        switch self {
+        case .list, .mechanics, .services, .events, .waiting, .stats: true
+        case .get, .ping: false
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+public import QuoteCore
+public import QuoteRules
+public import QuoteStore
+
+/// The last stage: turns what the store made of a batch (``CommittedBatch``) into bytes, a
+/// reply per request in the order they came and a `[topic, body]` message per committed
+/// event, in `seq` order. Replies first (``encodeReplies(_:activity:)``): clients wait on them,
+/// so the daemon sends them before the events are even encoded
+/// (``encodeEvents(_:)``; two thirds of a submission's encoding is its two events). One
+/// encoder per thread: it reuses its codec.
+public struct ReplyEncoder {
+    /// The budget of one reply: a page (`list`, `events`, `waiting`, `mechanics`,
+    /// `services`) ends before it and says so with `truncated`.
+    public let maxReplyBytes: Int
+    private let codec = WireCodec()
+
+    /// An encoder whose pages end before `maxReplyBytes`.
+    public init(maxReplyBytes: Int) {
+        self.maxReplyBytes = maxReplyBytes
+    }
+
+    /// A batch's replies, and what its events are encoded from afterwards.
+    public struct EncodedReplies {
+        /// Multipart replies, each starting with the envelope it came with, in request order.
+        public var replies: [[[UInt8]]]
+        /// Each request's ticket, with the code it was answered with: for the figures.
+        public var tickets: [RequestTicket]
+        /// Each successful write's outcome, with its final quote's JSON, shared with the reply.
+        fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        fileprivate var currency: Currency
+    }
+
+    /// Encodes every reply of `committed`, in the order the requests came; a `stats` answer
+    /// carries `activity`, the daemon's recent figures.
+    public func encodeReplies(
+        _ committed: CommittedBatch<RequestTicket>, activity: () -> WireReply.Activity? = { nil }
+    ) -> EncodedReplies {
+        let batch = committed.batch
+        let currency = batch.catalog.currency
+        var tickets = batch.tickets
+        // Filled by position; refusals were written when they were decoded.
+        var replies = [[[UInt8]]?](repeating: nil, count: tickets.count)
+        for index in tickets.indices {
+            if let refusal = tickets[index].refusal { replies[index] = tickets[index].envelope + [refusal] }
+        }
+        var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        if let results = committed.writeResults {
+            writes.reserveCapacity(results.count)
+            for position in batch.writes.indices {
+                let index = batch.writes[position].index
+                let (body, quote) = encode(results[position], for: tickets[index].id, currency: currency)
+                if let quote, case .success(let outcome) = results[position], !outcome.events.isEmpty {
+                    writes.append((outcome, quote))
+                }
+                if case .failure(let error) = results[position] { tickets[index].code = WireError(error).code }
+                // A request of the daemon's own (no envelope) is answered to no one.
+                if !tickets[index].envelope.isEmpty { replies[index] = tickets[index].envelope + [body] }
+            }
+        } else {
+            let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
+            for write in batch.writes {
+                tickets[write.index].code = refusal.code
+                guard !tickets[write.index].envelope.isEmpty else { continue }
+                replies[write.index] =
+                    tickets[write.index].envelope + [codec.encode(WireReply.failure(tickets[write.index].id, refusal))]
+            }
+        }
+        for position in batch.reads.indices {
+            let index = batch.reads[position].index
+            let answer = committed.readResults[position]
+            let (body, code) = encode(answer, for: tickets[index].id, currency: currency, activity: activity)
+            tickets[index].code = code
+            replies[index] = tickets[index].envelope + [body]
+        }
+        return EncodedReplies(
+            replies: replies.compactMap { $0 }, tickets: tickets, writes: writes, currency: currency)
+    }
+
+    /// A write's reply, and the JSON of the quote it shows (the state the write's last quote
+    /// event announces: written once, for both).
+    private func encode(
+        _ result: Result<CommandOutcome, QuoteError>, for id: RequestID?, currency: Currency
+    ) -> (reply: [UInt8], quote: EncodedQuote?) {
+        switch result {
+        case .success(let outcome):
+            var success = WireReply.success(id)
+            if outcome.replayed { success.replayed = true }
+            success.bookingError = outcome.bookingError.map(WireError.init)
+            success.waitPosition = outcome.waitPosition
+            let quote = codec.encodeQuote(outcome.quote, currency: currency)
+            return (codec.encode(success, quote: quote), quote)
+        case .failure(let error):
+            return (codec.encode(WireReply.failure(id, WireError(error))), nil)
+        }
+    }
+
+    /// A read's reply and the error code it carries. A page ends before ``maxReplyBytes``
+    /// and says so with `truncated`.
+    private func encode(
+        _ answer: QueryAnswer, for id: RequestID?, currency: Currency, activity: () -> WireReply.Activity?
+    ) -> (reply: [UInt8], code: WireError.Code?) {
+        var reply = WireReply.success(id)
+        switch answer {
+        case .quote(let record):
+            reply.history = record.history.map {
+                WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
+            }
+            return (codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency)), nil)
+        case .quotes(let quotes, let limit):
+            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
+            let body = page(quotes, reply, measure: measure) { reply, page in
+                reply.quotes = page.map { WireQuote($0, currency: currency) }
+                if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
+            }
+            return (body, nil)
+        case .mechanics(let states):
+            let body = page(states, reply) { reply, page in
+                reply.mechanics = page.map { state in
+                    WireReply.MechanicStatus(
+                        id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
+                        busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
+                }
+            }
+            return (body, nil)
+        case .services(let services):
+            return (page(services, reply) { reply, page in reply.services = page.map(WireReply.service) }, nil)
+        case .stats(let state):
+            reply.counts = Dictionary(uniqueKeysWithValues: state.counts.map { ($0.key.rawValue, $0.value) })
+            reply.lastSeq = state.lastSeq
+            reply.oldestWaitMilliseconds = state.oldestWaiting.map {
+                max(0, Int64(clampingFinite: Date().timeIntervalSince($0) * 1_000))
+            }
+            reply.mechanicCounts = ["busy": state.busy, "free": state.free]
+            reply.activity = activity()
+        case .waiting(let quotes, let truncated):
+            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
+            let body = page(quotes, reply, truncated: truncated, measure: measure) { reply, page in
+                reply.quotes = page.map { WireQuote($0, currency: currency) }
+            }
+            return (body, nil)
+        case .events(let events, let lastSeq, let truncated):
+            reply.lastSeq = lastSeq
+            let measure = { (event: StoredEvent) in codec.encode(WireEvent(event, currency: currency)).count }
+            let body = page(events, reply, truncated: truncated, measure: measure) { reply, page in
+                reply.events = page.map { WireEvent($0, currency: currency) }
+            }
+            return (body, nil)
+        case .pong(let store):
+            reply.pong = true
+            switch store {
+            case .success(let lastSeq):
+                reply.store = "up"
+                reply.lastSeq = lastSeq
+            case .failure(let error):
+                reply.store = "down"
+                reply.storeError = error.message
+            }
+        case .written(let result):
+            let code: WireError.Code? =
+                if case .failure(let error) = result { WireError(error).code } else { nil }
+            return (encode(result, for: id, currency: currency).reply, code)
+        case .refused(let error):
+            let refusal = WireError(error)
+            return (codec.encode(WireReply.failure(id, refusal)), refusal.code)
+        case .storeFailed:
+            let refusal = WireError(code: .storageError, message: "the store could not be read; retry")
+            return (codec.encode(WireReply.failure(id, refusal)), refusal.code)
+        }
+        return (codec.encode(reply), nil)
+    }
+
+    /// `reply` with as many of `items` as fit in the reply budget, set by `fill`; marked
+    /// `truncated` when some were left out (or the store read fewer than asked, `truncated`).
+    /// With `measure` (an item's encoded size), items are counted in until the budget is
+    /// reached, so the work is about twice the budget however many rows were read; each
+    /// further try cuts the page in proportion to its excess.
+    private func page<Item>(
+        _ items: [Item], _ reply: WireReply, truncated: Bool = false, measure: ((Item) -> Int)? = nil,
+        _ fill: (inout WireReply, ArraySlice<Item>) -> Void
+    ) -> [UInt8] {
+        let budget = maxReplyBytes
+        var count = items.count
+        if let measure {
+            // The reply's own fields (id, lastSeq, next) fit in what is kept aside.
+            var total = 1_024
+            count = 0
+            for item in items {
+                total += measure(item) + 1
+                guard total <= budget else { break }
+                count += 1
+            }
+        }
+        // One item at least, however large (each is bounded by the request limits), so that
+        // a page always moves its reader on.
+        count = max(count, min(1, items.count))
+        while true {
+            var attempt = reply
+            fill(&attempt, items[..<count])
+            if truncated || count < items.count { attempt.truncated = true }
+            let bytes = codec.encode(attempt)
+            guard bytes.count > budget, count > 1 else { return bytes }
+            count = max(1, min(count - 1, count * (budget - budget / 8) / bytes.count))
+        }
+    }
+
+    // MARK: Events
+
+    /// Encodes the committed events of the batch whose replies are `encoded`, as `[topic,
+    /// body]`, in sequence order.
+    public func encodeEvents(_ encoded: EncodedReplies) -> [(seq: Int64, message: [[UInt8]])] {
+        var events: [(seq: Int64, message: [[UInt8]])] = []
+        events.reserveCapacity(encoded.writes.count * 2)
+        for write in encoded.writes {
+            for event in write.outcome.events {
+                events.append(
+                    (
+                        event.seq,
+                        [
+                            Array(event.type.utf8),
+                            encode(
+                                event, currency: encoded.currency, final: write.outcome.quote, encodedAs: write.quote),
+                        ]
+                    ))
+            }
+        }
+        return events
+    }
+
+    /// Events read from the log (other daemons'), each as `[topic, body]` by its seq, their
+    /// amounts in `currency`.
+    public func encodeLogged(_ events: [StoredEvent], currency: Currency) -> [(seq: Int64, message: [[UInt8]])] {
+        events.map { event in
+            (event.seq, [Array(event.type.utf8), codec.encode(WireEvent(event, currency: currency))])
+        }
+    }
+
+    /// An event's body; a quote event showing the write's `final` state reuses its JSON.
+    private func encode(
+        _ event: StoredEvent, currency: Currency, final: Quote, encodedAs finalJSON: EncodedQuote
+    ) -> [UInt8] {
+        guard case .quote(_, let quote) = event.kind else {
+            return codec.encode(WireEvent(event, currency: currency))
+        }
+        // The state first: it tells the write's earlier states apart without comparing the
+        // whole quote.
+        let encoded: EncodedQuote
+        if quote.status == final.status && quote == final {
+            encoded = finalJSON
+        } else if quote.request == final.request {
+            encoded = codec.encodeQuote(quote, currency: currency, sharingRequestWith: finalJSON)
+        } else {
+            encoded = codec.encodeQuote(quote, currency: currency)
+        }
+        return codec.encode(WireEvent(event, currency: currency, withQuote: false), quote: encoded)
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import QuoteCore
+public import QuoteRules
+
+/// The first stage: where a message enters. It splits the ROUTER envelope from the body,
+/// bounds its size, parses the JSON, authorizes the caller's role, validates the request and
+/// checks a command against the batch's catalog (``Rulebook/check(_:in:at:by:)``), and adds
+/// the outcome to the batch being received: a checked write, a read, or a refusal whose reply
+/// is written at once (it never waits for a commit). One decoder per thread: it reuses its
+/// codec.
+public struct RequestDecoder {
+    /// The most identity frames an envelope may carry before its delimiter: one per
+    /// ROUTER/DEALER hop between the client and quoted.
+    public static let maximumEnvelopeDepth = 16
+
+    /// The largest request body answered; a larger one is refused with `message_too_large`.
+    public let maxMessageBytes: Int
+    /// The allow-list every request's key and role are checked against; `nil` without
+    /// `security`, when every caller is anonymous and may do everything.
+    public let callers: (any CallerDirectory)?
+    private let codec = WireCodec()
+    private let rulebook = Rulebook()
+
+    /// A decoder refusing bodies over `maxMessageBytes`, authorizing callers with `callers`.
+    public init(maxMessageBytes: Int, callers: (any CallerDirectory)? = nil) {
+        self.maxMessageBytes = maxMessageBytes
+        self.callers = callers
+    }
+
+    /// Decodes the message `frames` received at `received` from the connection ZAP named
+    /// `userId`, and adds it to `batch`.
+    public func decode(
+        _ frames: [[UInt8]], userId: String?, receivedAt received: ContinuousClock.Instant = .now,
+        into batch: inout RequestBatch<RequestTicket>
+    ) {
+        switch decode(frames, userId: userId, catalog: batch.catalog, at: batch.started) {
+        case .write(let ticket, let request):
+            batch.append(RequestTicket(ticket, received: received), write: request)
+        case .read(let ticket, let request):
+            batch.append(RequestTicket(ticket, received: received), read: request)
+        case .refused(let ticket, let error):
+            var refused = RequestTicket(ticket, received: received)
+            refused.code = error.code
+            // An envelope that cannot be answered (too deep, too large) gets no reply.
+            if !ticket.envelope.isEmpty { refused.refusal = codec.encode(WireReply.failure(ticket.id, error)) }
+            batch.append(refused)
+        }
+    }
+
+    /// Where a request is answered from, with what the reply needs.
+    fileprivate struct Address {
+        var envelope: [[UInt8]]
+        var id: RequestID? = nil
+        var op: Operation? = nil
+    }
+
+    private enum Decoded {
+        case write(Address, CheckedRequest)
+        case read(Address, ReadRequest)
+        case refused(Address, WireError)
+    }
+
+    /// Splits the ROUTER envelope from the body and decodes the request.
+    ///
+    /// The envelope is every frame up to and including the first empty one (the delimiter),
+    /// however many identities brokers on the way added: `[identity, "", body]` from a REQ
+    /// or a DEALER that sends the delimiter, `[proxy, identity, "", body]` through a
+    /// ROUTER/DEALER proxy. Without a delimiter, `[identity, body]` (a DEALER that sends
+    /// none). The reply goes back on the same envelope, so a malformed message is still
+    /// answered.
+    private func decode(_ frames: [[UInt8]], userId: String?, catalog: Catalog, at now: Date) -> Decoded {
+        let envelope: [[UInt8]]
+        let body: [UInt8]
+        if let delimiter = frames.dropFirst().firstIndex(where: \.isEmpty) {
+            // Identities are at most 255 bytes (ZMQ_ROUTING_ID), and no broker path is
+            // deeper than a few hops: a larger envelope is not answered (it would be copied
+            // into the reply) and is dropped.
+            guard delimiter <= Self.maximumEnvelopeDepth, frames[..<delimiter].allSatisfy({ $0.count <= 255 })
+            else {
+                return .refused(
+                    Address(envelope: []),
+                    WireError(code: .malformedEnvelope, message: "envelope too deep or too large"))
+            }
+            envelope = Array(frames[...delimiter])
+            let after = frames.count - delimiter - 1
+            guard after == 1 else {
+                return .refused(
+                    Address(envelope: envelope),
+                    WireError(
+                        code: .malformedEnvelope,
+                        message:
+                            "expected one JSON frame after the envelope's empty delimiter (frame \(delimiter + 1) of \(frames.count)), got \(after)"
+                    ))
+            }
+            body = frames[delimiter + 1]
+        } else if frames.count == 2 && !frames[1].isEmpty && frames[0].count <= 255 {
+            envelope = [frames[0]]
+            body = frames[1]
+        } else {
+            return .refused(
+                Address(envelope: Array(frames.prefix(1))),
+                WireError(
+                    code: .malformedEnvelope,
+                    message:
+                        "expected the envelope to end in an empty delimiter frame, then one JSON frame; got \(max(frames.count - 1, 0)) frames after the identity and no delimiter"
+                ))
+        }
+        guard body.count <= maxMessageBytes else {
+            return .refused(
+                Address(envelope: envelope),
+                WireError(
+                    code: .messageTooLarge,
+                    message: "the request has \(body.count) bytes; the limit is \(maxMessageBytes)"))
+        }
+        let decoded = codec.decodeRequestKeepingID(body)
+        let request: WireRequest
+        switch decoded.result {
+        case .failure(let error): return .refused(Address(envelope: envelope, id: decoded.id), error)
+        case .success(let decoded): request = decoded
+        }
+        let address = Address(
+            envelope: envelope, id: request.id, op: request.op.flatMap(Operation.init(rawValue:)))
+        let actor: Actor
+        switch authorize(address.op, userId: userId) {
+        case .success(let authorized): actor = authorized
+        case .failure(let error): return .refused(address, error)
+        }
+        let action: RequestAction
+        do {
+            action = try request.action(currency: catalog.currency)
+        } catch {
+            return .refused(address, error)
+        }
+        switch action {
+        case .read(let query):
+            return .read(address, ReadRequest(.query(query), by: actor))
+        case .write(let command):
+            switch rulebook.check(command, in: catalog, at: now, by: actor) {
+            case .success(let checked):
+                return .write(address, CheckedRequest(checked, by: actor))
+            case .failure(let refusal):
+                // A refused submission with an idempotency key may be a retry of one that
+                // was valid when it was first sent: the store knows.
+                if case .submit(let submission, let key?, let book, let wait) = command {
+                    let digest = SubmissionDigest(submission, book: book, wait: wait)
+                    return .read(
+                        address, ReadRequest(.replay(idempotencyKey: key, digest: digest, refusal: refusal), by: actor))
+                }
+                return .refused(address, WireError(refusal))
+            }
+        }
+    }
+
+    /// Who sends a request for `operation`, and how far they reach with it: without
+    /// `security`, anyone, everywhere; with it, the listed client of the connection's key
+    /// (`userId`, set by the ZAP handler), as its role allows. A key withdrawn since it
+    /// connected, or an operation its role does not allow, is `forbidden`.
+    private func authorize(_ operation: Operation?, userId: String?) -> Result<Actor, WireError> {
+        guard let callers else { return .success(.anonymous) }
+        guard let caller = callers.caller(userId: userId) else {
+            return .failure(
+                WireError(
+                    code: .forbidden,
+                    message: "this key is no longer in the clients directory; nothing was applied"))
+        }
+        // An unknown operation is for the request's own validation to refuse.
+        guard let operation else { return .success(Actor(name: caller.name)) }
+        switch caller.role.access(to: operation) {
+        case .denied:
+            return .failure(
+                WireError(
+                    code: .forbidden,
+                    message: "the \(caller.role) role may not use \"\(operation.rawValue)\"; nothing was applied"))
+        case .granted:
+            return .success(Actor(name: caller.name))
+        case .ownQuotes:
+            return .success(Actor(name: caller.name, ownQuotesOnly: true))
+        }
+    }
+}
+
+extension RequestTicket {
+    fileprivate init(_ address: RequestDecoder.Address, received: ContinuousClock.Instant) {
+        self.init(envelope: address.envelope, id: address.id, op: address.op, received: received)
+    }
+}

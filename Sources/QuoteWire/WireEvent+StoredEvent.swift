@@ -1,0 +1,19 @@
+public import QuoteCore
+public import QuoteStore
+
+extension WireEvent {
+    /// `event` as clients see it, its amounts in `currency`; `withQuote: false` leaves out a
+    /// quote event's quote, for a writer that splices in one it encoded already.
+    public init(_ event: StoredEvent, currency: Currency, withQuote: Bool = true) {
+        switch event.kind {
+        case .quote(let from, let quote):
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
+                to: quote.status.rawValue, by: event.by, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
+        case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue, by: event.by,
+                mechanic: WireQuote.WireMechanic(mechanic))
+        }
+    }
+}

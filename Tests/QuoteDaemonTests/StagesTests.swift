@@ -1,0 +1,271 @@
+import Configuration
+import Foundation
+import GRDB
+import Logging
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import QuoteStoreSQLite
+import QuoteWire
+import Testing
+
+@testable import QuoteDaemon
+
+/// The real SQLite store for everything but commits, which fail as a full disk or a broken
+/// file would make them: a fake, for this unit test only (the failure cannot be provoked on
+/// demand in the real store).
+struct FailingCommits: QuoteStore {
+    let store: SQLiteQuoteStore
+
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+    ) async throws(StoreError) -> Committed<T> {
+        throw StoreError(.database, "disk I/O error (injected)")
+    }
+    func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }
+    func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? { try await store.quote(id) }
+    func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
+        try await store.quote(idempotencyKey: idempotencyKey)
+    }
+    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        try await store.quotes(status: status, afterID: afterID, limit: limit)
+    }
+    func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
+    func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }
+    func counts() async throws(StoreError) -> [QuoteStatus: Int] { try await store.counts() }
+    func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        try await store.events(after: after, limit: limit)
+    }
+    func lastSequence() async throws(StoreError) -> Int64 { try await store.lastSequence() }
+    func pruneEvents(now: Date) async throws(StoreError) -> Int { try await store.pruneEvents(now: now) }
+    func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
+        try await store.integrityViolations()
+    }
+}
+
+/// A fresh state directory and the daemon configuration that uses it, removed afterwards.
+final class StateDirectory {
+    let path: String
+    let configuration: DaemonConfiguration
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        configuration = try DaemonConfiguration(
+            reader: ConfigReader(
+                provider: InMemoryProvider(values: ["stateDirectory": .init(.string(path), isSecret: false)])))
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The daemon's three stages, as its I/O thread and store loop drive them: the decoder
+/// fills a batch, the committer commits it, the encoder writes its replies and events.
+@Suite("The request stages")
+struct StagesTests {
+    let state: StateDirectory
+    let logger = Logger(label: "test.stages")
+
+    init() throws { state = try StateDirectory() }
+
+    private func committer(_ store: any QuoteStore) throws -> BatchCommitter<RequestTicket> {
+        try BatchCommitter(
+            store: store, catalog: LiveCatalog(.standard), logger: logger, daemonTicket: RequestTicket.daemon)
+    }
+
+    private static func frames(_ identity: String, _ body: String) -> [[UInt8]] {
+        [Array(identity.utf8), [], Array(body.utf8)]
+    }
+
+    private static let submit =
+        #"{"v":1,"op":"submit","id":"w1","customer":{"name":"Reza","email":"reza@example.com","address":"1 Main St"},"car":{"make":"Honda","model":"Civic","year":2015,"trim":"EX"},"services":["Oil Change"]}"#
+
+    @Test(
+        "when the store cannot commit, every write in the batch gets storage_error, reads are still answered, and nothing is published"
+    )
+    func storageErrors() async throws {
+        let real = try SQLiteQuoteStore(path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let committer = try committer(FailingCommits(store: real))
+        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+
+        var batch = committer.newBatch()
+        decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
+        decoder.decode(Self.frames("client-b", #"{"v":1,"op":"ping","id":"r1"}"#), userId: nil, into: &batch)
+        decoder.decode(
+            Self.frames("client-c", #"{"v":1,"op":"cancel","id":"w2","quoteId":1}"#), userId: nil, into: &batch)
+        #expect(batch.writes.count == 2 && batch.reads.count == 1)
+        let committed = await committer.commit(batch)
+        #expect(committed.writeResults == nil, "a failed commit has no results")
+        let encoded = encoder.encodeReplies(committed)
+
+        #expect(encoder.encodeEvents(encoded).isEmpty)
+        #expect(encoded.replies.count == 3)
+        let codec = WireCodec()
+        let replies = try encoded.replies.map { try codec.decode(WireReply.self, from: try #require($0.last)) }
+        #expect(
+            encoded.replies.map { $0.first.map { String(decoding: $0, as: UTF8.self) } } == [
+                "client-a", "client-b", "client-c",
+            ])
+        #expect(replies[0].ok == false && replies[0].error?.code == .storageError)
+        #expect(replies[1].ok == true && replies[1].pong == true)
+        #expect(replies[2].ok == false && replies[2].error?.code == .storageError)
+        #expect(replies[0].error?.message.contains("retry") == true)
+        #expect(encoded.tickets.map(\.code) == [.storageError, nil, .storageError], "the figures count each answer")
+        #expect(try await real.counts().values.reduce(0, +) == 0, "nothing was written")
+        #expect(try await real.lastSequence() == 0)
+    }
+
+    @Test(
+        "a batch of only invalid submissions is answered without opening a write transaction, while another process holds the write lock"
+    )
+    func invalidSubmissionsNeverWait() async throws {
+        let configuration = state.configuration
+        var storeConfiguration = SQLiteQuoteStore.Configuration()
+        storeConfiguration.busyTimeout = .milliseconds(300)
+        let store = try SQLiteQuoteStore(
+            path: configuration.databasePath, catalog: .standard, configuration: storeConfiguration, logger: logger)
+        let committer = try committer(store)
+        let decoder = RequestDecoder(maxMessageBytes: configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes)
+
+        // Another process's connection takes the write lock and keeps it: any write
+        // transaction of the store would wait for it, then fail with storage_error.
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = try DatabaseQueue(path: configuration.databasePath)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            try? holder.inDatabase { db in
+                try db.inTransaction(.immediate) {
+                    locked.signal()
+                    release.wait()
+                    return .rollback
+                }
+            }
+            finished.signal()
+        }.start()
+        locked.wait()
+        defer {
+            release.signal()
+            finished.wait()
+        }
+
+        let invalid = [
+            #"{"v":1,"op":"submit","id":"a","customer":{"name":"Ann","email":"bad"},"services":["Oil Change"]}"#,
+            #"{"v":1,"op":"submit","id":"b","idempotencyKey":"k-b","car":{"make":"Honda"},"services":[]}"#,
+            #"{"v":1,"op":"book","id":"c","quoteId":1,"mechanic":"Nobody At All"}"#,
+        ]
+        var batch = committer.newBatch()
+        for (index, body) in invalid.enumerated() {
+            decoder.decode(Self.frames("client-\(index)", body), userId: nil, into: &batch)
+        }
+        #expect(batch.writes.isEmpty, "nothing for the transaction")
+        let encoded = encoder.encodeReplies(await committer.commit(batch))
+        let codec = WireCodec()
+        let codes = try encoded.replies.map {
+            try codec.decode(WireReply.self, from: try #require($0.last)).error?.code
+        }
+        #expect(codes.map { $0?.rawValue } == ["invalid_submission", "invalid_submission", "unknown_mechanic"])
+        #expect(encoder.encodeEvents(encoded).isEmpty)
+
+        // The control: a valid submission does need the lock, and cannot have it.
+        var valid = committer.newBatch()
+        decoder.decode(Self.frames("client-d", Self.submit), userId: nil, into: &valid)
+        let blocked = encoder.encodeReplies(await committer.commit(valid))
+        let reply = try codec.decode(WireReply.self, from: try #require(blocked.replies.first?.last))
+        #expect(reply.error?.code == .storageError)
+    }
+
+    @Test("a committed submission is answered once and announced by its two events, in seq order")
+    func committedSubmission() async throws {
+        let store = try SQLiteQuoteStore(
+            path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let committer = try committer(store)
+        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        var batch = committer.newBatch()
+        decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
+        let encoded = encoder.encodeReplies(await committer.commit(batch))
+        let events = encoder.encodeEvents(encoded)
+        let codec = WireCodec()
+        let reply = try codec.decode(WireReply.self, from: try #require(encoded.replies.first?.last))
+        #expect(reply.ok == true && reply.quote?.state == "ready")
+        #expect(events.map(\.seq) == [1, 2])
+        #expect(events.map { String(decoding: $0.message[0], as: UTF8.self) } == ["quote.submitted", "quote.ready"])
+        #expect(try await store.lastSequence() == 2)
+    }
+}
+
+/// The decoder on its own: envelopes, sizes and callers, before anything reaches the store.
+@Suite("The request decoder")
+struct RequestDecoderTests {
+    /// A fixed list of callers: a unit-test fake of the allow-list, whose own tests are in
+    /// the security suite.
+    struct Callers: CallerDirectory {
+        var callers: [String: Caller]
+        func caller(userId: String?) -> Caller? { userId.flatMap { callers[$0] } }
+    }
+
+    private static func decode(
+        _ frames: [[UInt8]], userId: String? = nil, callers: (any CallerDirectory)? = nil, maxMessageBytes: Int = 1_024
+    ) -> RequestBatch<RequestTicket> {
+        var batch = RequestBatch<RequestTicket>(catalog: .standard)
+        RequestDecoder(maxMessageBytes: maxMessageBytes, callers: callers).decode(
+            frames, userId: userId, into: &batch)
+        return batch
+    }
+
+    private static let ping = Array(#"{"v":1,"op":"ping","id":7}"#.utf8)
+
+    @Test(
+        "every envelope form a ZeroMQ peer sends is answered on the envelope it came with",
+        arguments: [
+            [[UInt8]](arrayLiteral: Array("peer".utf8), [], ping),
+            [[UInt8]](arrayLiteral: Array("proxy".utf8), Array("peer".utf8), [], ping),
+            [[UInt8]](arrayLiteral: Array("peer".utf8), ping),
+        ])
+    func envelopes(frames: [[UInt8]]) throws {
+        let batch = Self.decode(frames)
+        #expect(batch.reads.count == 1)
+        let ticket = try #require(batch.tickets.first)
+        #expect(ticket.envelope == Array(frames.dropLast()))
+        #expect(ticket.id == .number(7) && ticket.op == .ping && ticket.refusal == nil)
+    }
+
+    @Test("an envelope too deep to answer is counted and dropped without a reply")
+    func tooDeep() throws {
+        let frames =
+            Array(repeating: Array("hop".utf8), count: RequestDecoder.maximumEnvelopeDepth + 1) + [[], Self.ping]
+        let ticket = try #require(Self.decode(frames).tickets.first)
+        #expect(ticket.envelope.isEmpty && ticket.refusal == nil && ticket.code == .malformedEnvelope)
+    }
+
+    @Test("a body over the limit is refused with message_too_large before it is parsed")
+    func tooLarge() throws {
+        let body = Array(#"{"v":1,"op":"ping","id":"#.utf8) + Array(repeating: UInt8(ascii: "1"), count: 2_000) + [125]
+        let batch = Self.decode([Array("peer".utf8), [], body])
+        let ticket = try #require(batch.tickets.first)
+        #expect(ticket.code == .messageTooLarge && ticket.id == nil)
+        let reply = try WireCodec().decode(WireReply.self, from: try #require(ticket.refusal))
+        #expect(reply.error?.message.contains("limit is 1024") == true)
+    }
+
+    @Test(
+        "with an allow-list, a key no longer listed and a role without the operation are forbidden; a client reaches its own quotes only"
+    )
+    func authorization() throws {
+        let callers = Callers(callers: [
+            "K1": Caller(name: "shop", role: .client), "K2": Caller(name: "watcher", role: .observer),
+        ])
+        let get = Array(#"{"v":1,"op":"get","id":1,"quoteId":3}"#.utf8)
+        let cancel = Array(#"{"v":1,"op":"cancel","id":2,"quoteId":3}"#.utf8)
+        let gone = Self.decode([Array("p".utf8), [], get], userId: "K9", callers: callers)
+        #expect(gone.tickets.first?.code == .forbidden)
+        let observer = Self.decode([Array("p".utf8), [], cancel], userId: "K2", callers: callers)
+        #expect(observer.tickets.first?.code == .forbidden && observer.writes.isEmpty)
+        let client = Self.decode([Array("p".utf8), [], get], userId: "K1", callers: callers)
+        let read = try #require(client.reads.first)
+        #expect(read.request.actor == Actor(name: "shop", ownQuotesOnly: true))
+    }
+}
