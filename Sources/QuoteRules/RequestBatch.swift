@@ -7,18 +7,25 @@ public import QuoteCore
 /// store side never looks inside a ticket.
 public struct RequestBatch<Ticket: Sendable>: Sendable {
     /// One per request, in the order they came.
-    public private(set) var tickets: [Ticket] = []
+    @inlinable public var tickets: [Ticket] { _tickets }
     /// The checked writes, each with its position in ``tickets``.
-    public private(set) var writes: [(index: Int, request: CheckedRequest)] = []
+    @inlinable public var writes: [(index: Int, request: CheckedRequest)] { _writes }
     /// The reads, each with its position in ``tickets``.
-    public private(set) var reads: [(index: Int, request: ReadRequest)] = []
+    @inlinable public var reads: [(index: Int, request: ReadRequest)] { _reads }
     /// The catalog the batch is checked, applied and priced against.
     public let catalog: Catalog
     /// When the batch began: the moment submissions are validated at (coupon expiry).
     public let started: Date
     /// Reads that load a page or scan the store (``ReadRequest/readsManyRows``): each may
     /// cost up to a reply budget to encode, so a batch holds a bounded number.
-    public private(set) var pageReads = 0
+    @inlinable public var pageReads: Int { _pageReads }
+
+    // Stored apart from their read-only views so that the methods below can be inlined,
+    // and specialized for the caller's ticket, in the modules that fill a batch.
+    @usableFromInline var _tickets: [Ticket] = []
+    @usableFromInline var _writes: [(index: Int, request: CheckedRequest)] = []
+    @usableFromInline var _reads: [(index: Int, request: ReadRequest)] = []
+    @usableFromInline var _pageReads = 0
 
     /// An empty batch against `catalog`, begun at `started`.
     public init(catalog: Catalog, started: Date = Date()) {
@@ -27,25 +34,25 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     }
 
     /// Requests in the batch.
-    public var count: Int { tickets.count }
+    @inlinable public var count: Int { _tickets.count }
     /// Whether the batch holds no request.
-    public var isEmpty: Bool { tickets.isEmpty }
+    @inlinable public var isEmpty: Bool { _tickets.isEmpty }
 
     /// Adds a request answered already (refused by its checks): no store work.
-    public mutating func append(_ ticket: Ticket) {
-        tickets.append(ticket)
+    @inlinable public mutating func append(_ ticket: Ticket) {
+        _tickets.append(ticket)
     }
 
     /// Adds a checked write, for the batch's transaction.
-    public mutating func append(_ ticket: Ticket, write request: CheckedRequest) {
-        writes.append((tickets.count, request))
-        tickets.append(ticket)
+    @inlinable public mutating func append(_ ticket: Ticket, write request: CheckedRequest) {
+        _writes.append((_tickets.count, request))
+        _tickets.append(ticket)
     }
 
     /// Adds a read, answered once the batch's writes are committed.
-    public mutating func append(_ ticket: Ticket, read request: ReadRequest) {
-        if request.readsManyRows { pageReads += 1 }
-        reads.append((tickets.count, request))
-        tickets.append(ticket)
+    @inlinable public mutating func append(_ ticket: Ticket, read request: ReadRequest) {
+        if request.readsManyRows { _pageReads += 1 }
+        _reads.append((_tickets.count, request))
+        _tickets.append(ticket)
     }
 }

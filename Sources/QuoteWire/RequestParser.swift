@@ -517,6 +517,8 @@ struct RequestParser {
         fileprivate let raw: UnsafeBufferPointer<UInt8>?
         fileprivate let decoded: String?
 
+        // Inlined into each key switch: one call per case tried costs more than the compare.
+        @inline(__always)
         static func ~= (pattern: StaticString, key: Key) -> Bool {
             let length = pattern.utf8CodeUnitCount
             let expected = pattern.utf8Start
