@@ -5,10 +5,10 @@ public import QuoteRules
 public import QuoteStore
 import Synchronization
 
-/// The middle stage, where the store is used: it commits one ``RequestBatch`` after another,
-/// all of a batch's writes in one transaction (group commit) through the ``Rulebook``, then
+/// The middle stage, where the store is used: it commits one `RequestBatch` after another,
+/// all of a batch's writes in one transaction (group commit) through the `Rulebook`, then
 /// answers its reads from committed state, and returns domain values only
-/// (``CommittedBatch``); the I/O thread writes every byte.
+/// (`CommittedBatch`); the I/O thread writes every byte.
 ///
 /// The batch being received lives here, behind a `Mutex`: the I/O thread decodes each request
 /// into it as it arrives (``receive(_:)``) while ``run()`` commits the batch before; when that

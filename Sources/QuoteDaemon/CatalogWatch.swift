@@ -3,7 +3,7 @@ import QuoteCore
 import QuoteStore
 
 /// Watches, on a shared store, whether this daemon still prices and dispatches with the
-/// catalog the others applied last (``QuoteStore/catalogFingerprint()``): when another daemon
+/// catalog the others applied last (`QuoteStore.catalogFingerprint()`): when another daemon
 /// loads a different catalog, this one says so in its log until the two agree again.
 struct CatalogWatch: Sendable {
     let store: any QuoteStore

@@ -17,7 +17,7 @@ import ZeroMQ
 /// sets a flag the loop sees within one poll interval; it finishes the batch in hand, replies,
 /// publishes, and closes its sockets with a short linger.
 public final class CommandServer: ServiceLifecycle.Service {
-    /// Where the sockets ended up, wildcard ports resolved; known once ``ready`` fires.
+    /// Where the sockets ended up, wildcard ports resolved; known once `onReady` is told.
     public struct Endpoints: Sendable, Hashable {
         public var commands: String
         public var events: String

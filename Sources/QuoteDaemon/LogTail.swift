@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// It reads the log after the last event it knows of whenever woken: by the store's hint that
 /// another process appended (PostgreSQL's `LISTEN`), by the I/O thread when its own commit
-/// came after a number it has not seen, and every ``pollInterval`` in case a hint was lost.
+/// came after a number it has not seen, and every `pollInterval` in case a hint was lost.
 /// What it reads it encodes and hands to the I/O thread (a byte on a pipe the thread polls
 /// says so), which puts it in order with its own commits (``PublishOrder``).
 final class LogTail: Sendable {

@@ -25,10 +25,13 @@ public struct MetricsServer: ServiceLifecycle.Service {
 
     /// A server for `registry`'s metrics on `configuration.host:port`.
     /// - Parameters:
+    ///   - configuration: where to listen.
+    ///   - registry: the metrics served at `/metrics`.
     ///   - process: the process's own figures (CPU, memory), refreshed at each scrape.
     ///   - readiness: asked on each `/readyz`.
     ///   - beforeScrape: brings gauges read from elsewhere (the store) up to date before each
     ///     `/metrics`; what it cannot read in time stays as it was.
+    ///   - logger: where the server logs.
     ///   - onListening: told `host:port` once bound (the port resolved when it was 0).
     public init(
         configuration: Configuration, registry: PrometheusCollectorRegistry, process: ProcessMetrics,

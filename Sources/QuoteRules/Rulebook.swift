@@ -3,12 +3,12 @@ public import QuoteCore
 public import QuoteStore
 
 /// The use cases of quoted, written once for every store: submit, resolve, book, complete,
-/// cancel and repair, each a sequence of calls on a ``StoreTransaction``.
+/// cancel and repair, each a sequence of calls on a `StoreTransaction`.
 ///
 /// Work is split in two, so that the store only writes:
-/// - ``check(_:in:at:)``, before any transaction: a submission is validated and priced against
+/// - ``check(_:in:at:by:)``, before any transaction: a submission is validated and priced against
 ///   a catalog snapshot, a mechanic's name is looked up. An invalid command is refused here.
-/// - ``apply(_:catalog:in:)``, inside one transaction: what needs stored state (the quote's
+/// - ``apply(requests:catalog:in:)``, inside one transaction: what needs stored state (the quote's
 ///   state, who is free, the idempotency key) is read, decided, then written with its events.
 ///
 /// Every command decides before it writes: each refusal (a transition the state machine does
@@ -55,7 +55,7 @@ public struct Rulebook: Sendable {
         }
     }
 
-    /// The answer to a submission refused by ``check(_:in:at:)`` that carries an idempotency
+    /// The answer to a submission refused by ``check(_:in:at:by:)`` that carries an idempotency
     /// key: when a quote was already submitted under that key for the same submission
     /// (`digest`), the retry is answered with it, as a valid one would be (the catalog may
     /// have changed since); for another submission, an `idempotency_conflict`; otherwise the
@@ -86,7 +86,7 @@ public struct Rulebook: Sendable {
     /// Checks `commands` against `catalog` and applies those that pass in one transaction of
     /// `store`, answering each in order: the daemon's two stages in one call, for programs
     /// that hold commands rather than requests (tools, tests). A refused submission that
-    /// carries an idempotency key is answered as ``replay(idempotencyKey:refusal:from:)`` does.
+    /// carries an idempotency key is answered as ``replay(idempotencyKey:digest:refusal:from:by:)`` does.
     public func apply(
         _ commands: [QuoteCommand], catalog: Catalog, to store: any QuoteStore, at now: Date = Date(),
         by actor: Actor = .anonymous

@@ -74,7 +74,7 @@ public protocol QuoteStore: Sendable {
     /// once for a store no other process writes.
     func watchAppends(_ hint: @escaping @Sendable () -> Void) async
 
-    /// The ``QuoteCore/Catalog/fingerprint`` of the catalog last synced into a shared store, by
+    /// The `Catalog.fingerprint` of the catalog last synced into a shared store, by
     /// whichever process: a daemon whose own differs prices and dispatches unlike the others.
     /// `nil` for a store no other process writes.
     func catalogFingerprint() async throws(StoreError) -> String?

@@ -31,7 +31,7 @@ extension PostgresQuoteStore {
         /// What pruning keeps.
         public var retention = EventRetention()
 
-        /// A configuration for `url`, checked: throws ``StoreError/Code/configuration`` naming
+        /// A configuration for `url`, checked: throws `StoreError.Code.configuration` naming
         /// what is wrong with it.
         public init(url: String) throws(StoreError) {
             self.url = url

@@ -540,7 +540,7 @@ public final class PostgresQuoteStore: QuoteStore {
         }
     }
 
-    /// `error` as a ``StoreError``, with the server's message when it sent one.
+    /// `error` as a `StoreError`, with the server's message when it sent one.
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         if let error = error as? PSQLError {

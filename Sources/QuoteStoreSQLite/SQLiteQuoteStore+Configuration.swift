@@ -37,7 +37,7 @@ extension SQLiteQuoteStore {
         public init() {}
 
         /// Reads the keys above from `reader`, scoped to the store's section; throws a
-        /// ``StoreError/Code/configuration`` error naming the first invalid key.
+        /// `StoreError.Code.configuration` error naming the first invalid key.
         public init(reader: ConfigReader) throws(StoreError) {
             let prefix = "store.sqlite."
             let synchronous = (reader.string(forKey: "synchronous") ?? "full").lowercased()

@@ -189,7 +189,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    /// `error` as a ``StoreError``: a busy lock, an unreadable record or another failure.
+    /// `error` as a `StoreError`: a busy lock, an unreadable record or another failure.
     static func storeError(_ error: any Error) -> StoreError {
         switch error {
         case let error as StoreError: error

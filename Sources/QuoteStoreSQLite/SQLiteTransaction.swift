@@ -4,8 +4,8 @@ import QuoteCore
 import QuoteStore
 import QuoteStoreCodec
 
-/// One `BEGIN IMMEDIATE` transaction of the SQLite store, seen through ``StoreTransaction``:
-/// only statements, no rules. Each quote row carries its own history (``HistoryCodec``).
+/// One `BEGIN IMMEDIATE` transaction of the SQLite store, seen through `StoreTransaction`:
+/// only statements, no rules. Each quote row carries its own history (`HistoryCodec`).
 ///
 /// It lives on the store's writer connection, inside one `SQLiteQuoteStore.write(_:)`, and is
 /// never used from another thread. Its statements are looked up in GRDB's cache once per
@@ -439,7 +439,7 @@ final class SQLiteTransaction: StoreTransaction {
         HistoryStep(from: change.from, to: change.to, seq: change.seq, at: SQLiteQuoteStore.milliseconds(change.at))
     }
 
-    /// `body`, its database failures as ``StoreError``.
+    /// `body`, its database failures as `StoreError`.
     private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
         do {
             return try body()

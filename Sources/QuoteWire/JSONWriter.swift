@@ -5,7 +5,7 @@ import QuoteCore
 /// `JSONEncoder`: on this machine Foundation's encoder manages a few tens of thousands of
 /// nested quotes a second, a fraction of what one I/O thread must publish.
 ///
-/// The bytes go into a buffer of its own (``Output``), not an `Array`: every `append` to an
+/// The bytes go into a buffer of its own (`Output`), not an `Array`: every `append` to an
 /// array checks that its storage is unique and has room, and `append(contentsOf:)` goes
 /// through a generic path, and on this path those checks cost more than the bytes. The
 /// writer and its buffer are noncopyable structs, not a class,

@@ -3,7 +3,7 @@ public import QuoteCore
 public import QuoteRules
 public import QuoteStore
 
-/// The last stage: turns what the store made of a batch (``CommittedBatch``) into bytes, a
+/// The last stage: turns what the store made of a batch (`CommittedBatch`) into bytes, a
 /// reply per request in the order they came and a `[topic, body]` message per committed
 /// event, in `seq` order. Replies first (``encodeReplies(_:activity:)``): clients wait on them,
 /// so the daemon sends them before the events are even encoded

@@ -4,7 +4,7 @@ public import QuoteRules
 
 /// The first stage: where a message enters. It splits the ROUTER envelope from the body,
 /// bounds its size, parses the JSON, authorizes the caller's role, validates the request and
-/// checks a command against the batch's catalog (``Rulebook/check(_:in:at:by:)``), and adds
+/// checks a command against the batch's catalog (`Rulebook.check(_:in:at:by:)`), and adds
 /// the outcome to the batch being received: a checked write, a read, or a refusal whose reply
 /// is written at once (it never waits for a commit). One decoder per thread: it reuses its
 /// codec.

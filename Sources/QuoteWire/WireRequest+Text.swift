@@ -1,12 +1,12 @@
 import QuoteCore
 
 extension WireRequest {
-    /// How a list past ``QuoteLimits/maximumServices`` items is refused.
+    /// How a list past `QuoteLimits.maximumServices` items is refused.
     static let tooManyItems = "has more than \(QuoteLimits.maximumServices) items"
 
     /// The first text field that quoted refuses, as the error to reply with: a control or
-    /// bidirectional-override character (``TextHygiene``), a value longer than its limit
-    /// (``QuoteLimits``), more than ``QuoteLimits/maximumServices`` services, or an
+    /// bidirectional-override character (`TextHygiene`), a value longer than its limit
+    /// (`QuoteLimits`), more than `QuoteLimits.maximumServices` services, or an
     /// idempotency key that is not 1 to 255 printable ASCII characters. Both decoders run it after a frame
     /// decoded, so they agree; its work is linear in the request. With `knownPlain` (the fast
     /// parser saw only printable ASCII without escapes), only lengths are looked at.

@@ -54,7 +54,7 @@ public enum Operation: String, Sendable, Hashable, CaseIterable {
 
 /// One request frame, decoded in a single pass: `{"v":1,"op":"...","id":...,...}`.
 ///
-/// Every field is optional here; ``WireRequest/action()`` checks what each operation needs
+/// Every field is optional here; ``WireRequest/action(currency:)`` checks what each operation needs
 /// and reports every missing or wrong field at once.
 public struct WireRequest: Codable, Sendable, Hashable {
     public var v: Int?

@@ -1,7 +1,7 @@
 import Foundation
 import QuoteWire
 
-/// What the daemon counted since it started, for `stats` (``WireReply/Activity``): requests by
+/// What the daemon counted since it started, for `stats` (`WireReply.Activity`): requests by
 /// operation and outcome, latency buckets by operation, events, batches and store errors.
 /// Plain counts, updated once per batch under ``DaemonMetrics``' lock.
 struct ActivityTotals: Sendable {

@@ -6,7 +6,7 @@ public import QuoteStore
 extension DaemonMetrics {
     /// Reads the store's state into the gauges: quotes by state, mechanics busy and free, the
     /// wait-list's length and how long its first has waited. Called before each scrape, not
-    /// per batch (``StoreState``). Throws what the store threw, leaving
+    /// per batch (`StoreState`). Throws what the store threw, leaving
     /// the gauges as they were.
     public func refreshStoreGauges(from store: any QuoteStore) async throws(StoreError) {
         let state = try await StoreState.read(from: store)

@@ -10,7 +10,7 @@ public import ZeroMQ
 /// role in `metadata`), re-read on SIGHUP.
 ///
 /// Both sockets are CURVE servers whose handshakes libzmq hands to a ZAP handler
-/// (``authenticate(_:)``): a listed key connects to the commands socket, and to the events
+/// (``authenticate(_:full:)``): a listed key connects to the commands socket, and to the events
 /// socket if its role may subscribe; any other peer never completes its handshake. A request
 /// then names its key (`User-Id`), looked up again in the current list
 /// (``principal(userId:)``), so a key withdrawn on reload is refused on its next request.
