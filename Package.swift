@@ -81,7 +81,7 @@ let package = Package(
         // The stored form of quotes and histories, shared by the stores.
         .target(
             name: "QuoteStoreCodec",
-            dependencies: ["QuoteCore"],
+            dependencies: ["QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
         .target(

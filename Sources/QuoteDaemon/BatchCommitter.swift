@@ -24,14 +24,14 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         var next: RequestBatch<Ticket>
         /// Committed batches, oldest first, waiting to be answered.
         var done: [CommittedBatch<Ticket>] = []
-        /// The loop, waiting for requests (or for the stop).
-        var waiter: CheckedContinuation<Void, Never>?
         /// The loop is committing a batch.
         var committing = false
         var stopping = false
     }
 
     private let state: Mutex<State>
+    /// Wakes the loop when a batch begins, or to stop.
+    private let wakeup = Wakeup()
     private let store: any QuoteStore
     private let catalog: LiveCatalog
     private let logger: Logger
@@ -149,14 +149,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             } else if stop {
                 return
             } else {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let now = state.withLock { state in
-                        guard state.next.isEmpty && !state.stopping else { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
+                await wakeup.wait()
             }
         }
     }
@@ -165,13 +158,13 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     /// it), waking the loop if it waits for work. Returns whether that batch has room for
     /// more.
     func receive(_ receive: (inout RequestBatch<Ticket>) -> Void) -> Bool {
-        let (room, waiter) = state.withLock { state in
+        let (room, began) = state.withLock { state in
+            let began = state.next.isEmpty
             receive(&state.next)
-            let waiter = state.waiter
-            state.waiter = nil
-            return (hasRoom(state.next), waiter)
+            return (hasRoom(state.next), began && !state.next.isEmpty)
         }
-        waiter?.resume()
+        // The loop waits only for an empty batch to begin: later requests find it busy.
+        if began { wakeup.signal() }
         return room
     }
 
@@ -204,12 +197,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
 
     /// Lets ``run()`` return once every received request is committed.
     func stop() {
-        let waiter = state.withLock { state in
-            state.stopping = true
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
+        state.withLock { $0.stopping = true }
+        wakeup.signal()
     }
 }

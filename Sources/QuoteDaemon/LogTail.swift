@@ -22,8 +22,6 @@ final class LogTail: Sendable {
         var deliveries: [Delivery] = []
         /// The last `seq` read.
         var cursor: Int64
-        var woken = false
-        var waiter: CheckedContinuation<Void, Never>?
         /// The store failed at the last read (logged once until it works again).
         var failing = false
     }
@@ -38,6 +36,7 @@ final class LogTail: Sendable {
     private let pollInterval: Duration
     private let logger: Logger
     private let state: Mutex<State>
+    private let wakeup = Wakeup()
     /// The last `seq` the I/O thread published.
     private let published: Atomic<Int64>
     /// Readable while a delivery waits to be taken.
@@ -68,7 +67,7 @@ final class LogTail: Sendable {
                 while (try? await Task.sleep(for: self.pollInterval)) != nil { self.wake() }
             }
             while !Task.isCancelled {
-                await waitForWake()
+                await wakeup.wait()
                 await read()
             }
             group.cancelAll()
@@ -77,13 +76,7 @@ final class LogTail: Sendable {
 
     /// Asks for a read of the log; from any thread.
     func wake() {
-        let waiter = state.withLock { state in
-            state.woken = true
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
+        wakeup.signal()
     }
 
     /// Records, from the I/O thread, that everything up to `seq` is published.
@@ -97,24 +90,6 @@ final class LogTail: Sendable {
         return state.withLock { state in
             defer { state.deliveries = [] }
             return state.deliveries
-        }
-    }
-
-    private func waitForWake() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state in
-                    if state.woken || Task.isCancelled {
-                        state.woken = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            wake()
         }
     }
 

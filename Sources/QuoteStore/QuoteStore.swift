@@ -181,4 +181,20 @@ public struct IntegrityViolation: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// A booked quote whose mechanic is not held by it (or that has none): what both stores
+    /// report for such a row.
+    public static func bookedWithoutMechanic(quote: Int64, mechanic: Int64?) -> IntegrityViolation {
+        IntegrityViolation(
+            message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
+            quote: QuoteID(quote), mechanic: mechanic.map(MechanicID.init))
+    }
+
+    /// A mechanic held by a quote that is not booked with them: what both stores report for
+    /// such a row.
+    public static func heldWithoutBooking(mechanic: Int64, quote: Int64) -> IntegrityViolation {
+        IntegrityViolation(
+            message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
+            quote: QuoteID(quote), mechanic: MechanicID(mechanic))
+    }
 }

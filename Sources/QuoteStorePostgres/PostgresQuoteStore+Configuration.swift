@@ -122,10 +122,3 @@ extension PostgresQuoteStore {
         }
     }
 }
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -196,18 +196,12 @@ public final class PostgresQuoteStore: QuoteStore {
         }
         let codes = catalog.coupons.map(\.code)
         try await run(connection, "DELETE FROM coupons WHERE NOT (code = ANY(\(codes)))")
-        for coupon in catalog.coupons {
-            var percent: Int?
-            var amount: Int64?
-            switch coupon.discount {
-            case .percent(let value): percent = value
-            case .amount(let value): amount = value.cents
-            }
+        for coupon in catalog.coupons.map(StoredCoupon.init) {
             try await run(
                 connection,
                 """
                 INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at)
-                VALUES (\(coupon.code), \(percent), \(amount), \(coupon.expiresAt.map(milliseconds)))
+                VALUES (\(coupon.code), \(coupon.percentOff), \(coupon.amountOffCents), \(coupon.expiresAt))
                 ON CONFLICT (code) DO UPDATE SET percent_off = excluded.percent_off,
                     amount_off_cents = excluded.amount_off_cents, expires_at = excluded.expires_at
                 """)
@@ -241,7 +235,7 @@ public final class PostgresQuoteStore: QuoteStore {
         let history: [StateChange]
         do {
             history = try HistoryCodec.decode(bytes).map { step in
-                StateChange(from: step.from, to: step.to, at: Self.date(step.at), seq: step.seq)
+                StateChange(from: step.from, to: step.to, at: StoredTime.date(step.at), seq: step.seq)
             }
         } catch {
             throw StoreError(.corrupt, "\(error)")
@@ -286,7 +280,7 @@ public final class PostgresQuoteStore: QuoteStore {
                 row, as: (Int64, String, Int, Int64?, Int64?).self)
             return MechanicState(
                 mechanic: PostgresTransaction.mechanic((id, name, skill)), quote: quote.map(QuoteID.init),
-                freeSince: freeSince.map(Self.date))
+                freeSince: freeSince.map(StoredTime.date))
         }
     }
 
@@ -310,17 +304,11 @@ public final class PostgresQuoteStore: QuoteStore {
                 row, as: (Int64, Int64, String, Int64, String?, Data, String?).self)
             let kind: StoredEvent.Kind
             do {
-                switch type {
-                case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: QuoteID(quoteID))
-                case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: QuoteID(quoteID))
-                default:
-                    kind = .quote(
-                        from: from.flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
-                }
+                kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quoteID))
             } catch {
                 throw StoreError(.corrupt, "event \(seq): \(error)")
             }
-            return StoredEvent(seq: seq, at: Self.date(at), kind: kind, by: actor)
+            return StoredEvent(seq: seq, at: StoredTime.date(at), kind: kind, by: actor)
         }
     }
 
@@ -330,7 +318,7 @@ public final class PostgresQuoteStore: QuoteStore {
     }
 
     public func pruneEvents(now: Date) async throws(StoreError) -> Int {
-        let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
+        let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         let keep = Int64(retention.minimumCount)
         let rows = try await query(
             """
@@ -381,10 +369,7 @@ public final class PostgresQuoteStore: QuoteStore {
             """)
         {
             let (quote, mechanic) = try Self.decode(row, as: (Int64, Int64?).self)
-            found.append(
-                IntegrityViolation(
-                    message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
-                    quote: QuoteID(quote), mechanic: mechanic.map(MechanicID.init)))
+            found.append(.bookedWithoutMechanic(quote: quote, mechanic: mechanic))
         }
         for row in try await query(
             """
@@ -393,10 +378,7 @@ public final class PostgresQuoteStore: QuoteStore {
             """)
         {
             let (mechanic, quote) = try Self.decode(row, as: (Int64, Int64).self)
-            found.append(
-                IntegrityViolation(
-                    message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
-                    quote: QuoteID(quote), mechanic: MechanicID(mechanic)))
+            found.append(.heldWithoutBooking(mechanic: mechanic, quote: quote))
         }
         return found
     }
@@ -627,13 +609,4 @@ public final class PostgresQuoteStore: QuoteStore {
         }
     }
 
-    // MARK: Conversions
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64(clampingFinite: (date.timeIntervalSince1970 * 1000).rounded())
-    }
-
-    static func date(_ milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
-    }
 }

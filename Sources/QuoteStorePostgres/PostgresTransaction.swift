@@ -94,7 +94,7 @@ final class PostgresTransaction: StoreTransaction {
         self.instance = instance
         self.connection = connection
         self.now = now
-        self.nowMilliseconds = PostgresQuoteStore.milliseconds(now)
+        self.nowMilliseconds = StoredTime.milliseconds(now)
         self.currency = currency
         self.quoteIDs = quoteIDs
         self.logger = logger
@@ -294,7 +294,7 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Events
 
     func append(_ changes: [StoredEvent.Kind], by actor: String?) async throws(StoreError) -> [StoredEvent] {
-        let at = PostgresQuoteStore.date(nowMilliseconds)
+        let at = StoredTime.date(nowMilliseconds)
         var events: [StoredEvent] = []
         events.reserveCapacity(changes.count)
         for kind in changes {
@@ -342,8 +342,8 @@ final class PostgresTransaction: StoreTransaction {
             bindings.append(quote.mechanic?.id.rawValue)
             bindings.append(quote.price?.cents)
             bindings.append(currency.code)
-            bindings.append(PostgresQuoteStore.milliseconds(quote.submittedAt))
-            bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
+            bindings.append(StoredTime.milliseconds(quote.submittedAt))
+            bindings.append(StoredTime.milliseconds(quote.updatedAt))
             try bind(QuoteCodec.encode(quote), to: &bindings)
             try bind(history(of: entry, offset: offset), to: &bindings)
             bindWaiting(entry, offset: offset, to: &bindings)
@@ -363,7 +363,7 @@ final class PostgresTransaction: StoreTransaction {
             bindings.append(quote.status.rawValue)
             bindings.append(quote.mechanic?.id.rawValue)
             bindings.append(quote.price?.cents)
-            bindings.append(PostgresQuoteStore.milliseconds(quote.updatedAt))
+            bindings.append(StoredTime.milliseconds(quote.updatedAt))
             try bind(QuoteCodec.encode(quote), to: &bindings)
             try bind(history(of: entry, offset: offset), to: &bindings)
             bindWaiting(entry, offset: offset, to: &bindings)
@@ -378,7 +378,7 @@ final class PostgresTransaction: StoreTransaction {
             entry.steps.map { change in
                 HistoryStep(
                     from: change.from, to: change.to, seq: change.seq + offset,
-                    at: PostgresQuoteStore.milliseconds(change.at))
+                    at: StoredTime.milliseconds(change.at))
             }, to: entry.committed)
     }
 

@@ -107,16 +107,10 @@ public final class SQLiteQuoteStore: QuoteStore {
                 ])
         }
         try db.execute(sql: "DELETE FROM coupons")
-        for coupon in newCatalog.coupons {
-            var percent: Int?
-            var amount: Int64?
-            switch coupon.discount {
-            case .percent(let value): percent = value
-            case .amount(let value): amount = value.cents
-            }
+        for coupon in newCatalog.coupons.map(StoredCoupon.init) {
             try db.execute(
                 sql: "INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [coupon.code, percent, amount, coupon.expiresAt.map(Self.milliseconds)])
+                arguments: [coupon.code, coupon.percentOff, coupon.amountOffCents, coupon.expiresAt])
         }
         try db.execute(sql: "UPDATE mechanics SET active = 0")
         // One prepared statement for the whole roster, not one per mechanic: a roster may
@@ -232,7 +226,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             else { return nil }
             let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 0))
             let history = try HistoryCodec.decode(try row.decode(atIndex: 1)).map { step in
-                StateChange(from: step.from, to: step.to, at: Self.date(step.at), seq: step.seq)
+                StateChange(from: step.from, to: step.to, at: StoredTime.date(step.at), seq: step.seq)
             }
             return QuoteRecord(quote: quote, history: history)
         }
@@ -284,7 +278,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                         id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
                         skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior),
                     quote: (try row.decode(Int64?.self, atIndex: 3)).map(QuoteID.init),
-                    freeSince: (try row.decode(Int64?.self, atIndex: 4)).map(Self.date))
+                    freeSince: (try row.decode(Int64?.self, atIndex: 4)).map(StoredTime.date))
             }
         }
     }
@@ -329,7 +323,7 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     private static func prune(_ db: Database, now: Date, retention: EventRetention) throws -> Int {
         let last = try Self.lastSequence(db)
-        let cutoff = Self.milliseconds(now) - retention.minimumAge.milliseconds
+        let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         try db.execute(
             sql: "DELETE FROM events WHERE seq <= ? AND at < ?",
             arguments: [last - Int64(retention.minimumCount), cutoff])
@@ -356,10 +350,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         {
             let quote: Int64 = try row.decode(atIndex: 0)
             let mechanic: Int64? = try row.decode(atIndex: 1)
-            found.append(
-                IntegrityViolation(
-                    message: "booked quote \(quote) does not hold its mechanic \(mechanic.map { "\($0)" } ?? "(none)")",
-                    quote: QuoteID(quote), mechanic: mechanic.map(MechanicID.init)))
+            found.append(.bookedWithoutMechanic(quote: quote, mechanic: mechanic))
         }
         for row in try Row.fetchAll(
             db,
@@ -370,23 +361,12 @@ public final class SQLiteQuoteStore: QuoteStore {
         {
             let mechanic: Int64 = try row.decode(atIndex: 0)
             let quote: Int64 = try row.decode(atIndex: 1)
-            found.append(
-                IntegrityViolation(
-                    message: "mechanic \(mechanic) is held by quote \(quote), which is not booked with them",
-                    quote: QuoteID(quote), mechanic: MechanicID(mechanic)))
+            found.append(.heldWithoutBooking(mechanic: mechanic, quote: quote))
         }
         return found
     }
 
     // MARK: Conversions
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64(clampingFinite: (date.timeIntervalSince1970 * 1000).rounded())
-    }
-
-    static func date(_ milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
-    }
 
     /// The event in `row`; `next(seq)` reads the row of event `seq`, for a `quote.submitted`
     /// stored without its quote.
@@ -398,14 +378,12 @@ public final class SQLiteQuoteStore: QuoteStore {
         // Decoded with `try`: a row that breaks the schema (NULL, another type) is a
         // corrupt record, not a trap.
         let seq: Int64 = try row.decode(atIndex: 0)
-        let at = date(try row.decode(atIndex: 1))
+        let at = StoredTime.date(try row.decode(atIndex: 1))
         let type: String = try row.decode(atIndex: 2)
         let quoteID = QuoteID(try row.decode(atIndex: 3))
         let data: Data = try row.decode(atIndex: 5)
         let kind: StoredEvent.Kind
         switch type {
-        case "mechanic.busy": kind = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quoteID)
-        case "mechanic.free": kind = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quoteID)
         case "quote.submitted" where data.isEmpty:
             guard seq < .max, let priced = try next(seq + 1), QuoteID(try priced.decode(atIndex: 3)) == quoteID
             else {
@@ -419,17 +397,9 @@ public final class SQLiteQuoteStore: QuoteStore {
                     id: quote.id, request: quote.request, submittedAt: quote.submittedAt,
                     submittedBy: quote.submittedBy, submissionDigest: quote.submissionDigest))
         default:
-            kind = .quote(
-                from: (try row.decode(String?.self, atIndex: 4)).flatMap(QuoteStatus.init(rawValue:)),
-                quote: try QuoteCodec.decodeQuote(data))
+            kind = try StoredEvent.Kind(
+                type: type, from: try row.decode(String?.self, atIndex: 4), data: data, quote: quoteID)
         }
         return StoredEvent(seq: seq, at: at, kind: kind, by: try row.decode(atIndex: 6))
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

@@ -49,7 +49,7 @@ final class SQLiteTransaction: StoreTransaction {
         self.db = db
         self.now = now
         self.currency = currency
-        self.nowMilliseconds = SQLiteQuoteStore.milliseconds(now)
+        self.nowMilliseconds = StoredTime.milliseconds(now)
     }
 
     // MARK: Reading
@@ -110,8 +110,8 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(quote.mechanic?.id.rawValue)
                 $0.bind(quote.price?.cents)
                 $0.bind(currency.code)
-                $0.bind(SQLiteQuoteStore.milliseconds(quote.submittedAt))
-                $0.bind(SQLiteQuoteStore.milliseconds(quote.updatedAt))
+                $0.bind(StoredTime.milliseconds(quote.submittedAt))
+                $0.bind(StoredTime.milliseconds(quote.updatedAt))
                 $0.bind(data)
                 $0.bind(bytes)
             }
@@ -144,7 +144,7 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(quote.status.rawValue)
                 $0.bind(quote.mechanic?.id.rawValue)
                 $0.bind(quote.price?.cents)
-                $0.bind(SQLiteQuoteStore.milliseconds(quote.updatedAt))
+                $0.bind(StoredTime.milliseconds(quote.updatedAt))
                 $0.bind(data)
                 $0.bind(bytes)
                 $0.bind(waiting ? step.seq : nil)
@@ -327,7 +327,7 @@ final class SQLiteTransaction: StoreTransaction {
             $0.bind(data)
             $0.bind(actor)
         }
-        let at = SQLiteQuoteStore.date(nowMilliseconds)
+        let at = StoredTime.date(nowMilliseconds)
         return [
             StoredEvent(seq: first, at: at, kind: .quote(from: nil, quote: submitted), by: actor),
             StoredEvent(seq: first + 1, at: at, kind: .quote(from: .submitted, quote: priced), by: actor),
@@ -342,7 +342,7 @@ final class SQLiteTransaction: StoreTransaction {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let seq = try nextSeq()
-        let event = StoredEvent(seq: seq, at: SQLiteQuoteStore.date(nowMilliseconds), kind: kind, by: actor)
+        let event = StoredEvent(seq: seq, at: StoredTime.date(nowMilliseconds), kind: kind, by: actor)
         let mechanic: MechanicID?
         let from: QuoteStatus?
         let to: QuoteStatus?
@@ -436,7 +436,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     private func step(_ change: StateChange) -> HistoryStep {
-        HistoryStep(from: change.from, to: change.to, seq: change.seq, at: SQLiteQuoteStore.milliseconds(change.at))
+        HistoryStep(from: change.from, to: change.to, seq: change.seq, at: StoredTime.milliseconds(change.at))
     }
 
     /// `body`, its database failures as `StoreError`.

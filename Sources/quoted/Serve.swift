@@ -21,13 +21,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
-        let openFiles = OpenFiles.raise()
-        let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
-        if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
-            logger.warning(
-                "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
-                metadata: ["openFiles": "\(openFiles)", "maxConnections": "\(daemon.configuration.maxConnections)"])
-        }
+        let daemon = try await Startup.prepareRaisingOpenFiles(options: options, level: level, logger: logger)
 
         let listening = Mutex<CommandServer?>(nil)
         let observability = Observability(listen: daemon.metricsListen, store: daemon.store, logger: logger) {
@@ -68,13 +62,7 @@ struct Repair: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
-        let openFiles = OpenFiles.raise()
-        let daemon = try await Startup.prepare(options: options, level: level, logger: logger)
-        if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
-            logger.warning(
-                "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
-                metadata: ["openFiles": "\(openFiles)", "maxConnections": "\(daemon.configuration.maxConnections)"])
-        }
+        let daemon = try await Startup.prepareRaisingOpenFiles(options: options, level: level, logger: logger)
         let violations = try await daemon.store.integrityViolations()
         let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
         for violation in repaired {
@@ -104,6 +92,21 @@ struct Startup {
         let level = SharedLogLevel(.info)
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
         return (level, Logger(label: "quoted"))
+    }
+
+    /// ``prepare(options:level:logger:)`` with the open-files limit raised first, warning when
+    /// it is still below what `maxConnections` and the store need.
+    static func prepareRaisingOpenFiles(
+        options: DaemonOptions, level: SharedLogLevel, logger: Logger
+    ) async throws -> Startup {
+        let openFiles = OpenFiles.raise()
+        let daemon = try await prepare(options: options, level: level, logger: logger)
+        if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
+            logger.warning(
+                "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
+                metadata: ["openFiles": "\(openFiles)", "maxConnections": "\(daemon.configuration.maxConnections)"])
+        }
+        return daemon
     }
 
     /// Reads the configuration, loads the catalog and opens the store, failing fast (exit 78,

@@ -56,20 +56,27 @@ public struct Catalog: Sendable {
                     ))
             }
         }
+        /// Records `key` as seen at `index` of `list`, or a problem at `field` naming the
+        /// entry (`what`) it duplicates.
+        func checkUnique<Key: Hashable>(
+            _ key: Key, at index: Int, in seen: inout [Key: Int], list: String, positions: [Int], field: String,
+            what: String
+        ) {
+            if let first = seen[key] {
+                problems.append(Problem(field: field, message: "duplicates \(list)[\(positions[first])] \(what)"))
+            } else {
+                seen[key] = index
+            }
+        }
         var servicesByKey: [String: Int] = [:]
         for (index, service) in services.enumerated() {
             let field = "services[\(positions.services[index])]"
             let key = Catalog.key(service.name)
             checkText(service.name, at: "\(field).name")
             checkBound(service.price, at: "\(field).price")
-            if let first = servicesByKey[key] {
-                problems.append(
-                    Problem(
-                        field: "\(field).name",
-                        message: "duplicates services[\(positions.services[first])] \"\(service.name)\""))
-            } else {
-                servicesByKey[key] = index
-            }
+            checkUnique(
+                key, at: index, in: &servicesByKey, list: "services", positions: positions.services,
+                field: "\(field).name", what: "\"\(service.name)\"")
             if service.price.cents < 0 {
                 problems.append(Problem(field: "\(field).price", message: "is negative (\(service.price))"))
             }
@@ -86,22 +93,12 @@ public struct Catalog: Sendable {
             let field = "mechanics[\(positions.mechanics[index])]"
             let key = Catalog.key(mechanic.name)
             checkText(mechanic.name, at: "\(field).name")
-            if let first = mechanicsByKey[key] {
-                problems.append(
-                    Problem(
-                        field: "\(field).name",
-                        message: "duplicates mechanics[\(positions.mechanics[first])] \"\(mechanic.name)\""))
-            } else {
-                mechanicsByKey[key] = index
-            }
-            if let first = mechanicsByID[mechanic.id] {
-                problems.append(
-                    Problem(
-                        field: "\(field).id",
-                        message: "duplicates mechanics[\(positions.mechanics[first])] id \(mechanic.id)"))
-            } else {
-                mechanicsByID[mechanic.id] = index
-            }
+            checkUnique(
+                key, at: index, in: &mechanicsByKey, list: "mechanics", positions: positions.mechanics,
+                field: "\(field).name", what: "\"\(mechanic.name)\"")
+            checkUnique(
+                mechanic.id, at: index, in: &mechanicsByID, list: "mechanics", positions: positions.mechanics,
+                field: "\(field).id", what: "id \(mechanic.id)")
             if mechanic.id.rawValue <= 0 {
                 problems.append(Problem(field: "\(field).id", message: "must be positive"))
             }
@@ -112,14 +109,9 @@ public struct Catalog: Sendable {
             let key = Catalog.key(coupon.code)
             checkText(coupon.code, at: "\(field).code")
             if case .amount(let amount) = coupon.discount { checkBound(amount, at: "\(field).amountOff") }
-            if let first = couponsByKey[key] {
-                problems.append(
-                    Problem(
-                        field: "\(field).code",
-                        message: "duplicates coupons[\(positions.coupons[first])] \"\(coupon.code)\""))
-            } else {
-                couponsByKey[key] = index
-            }
+            checkUnique(
+                key, at: index, in: &couponsByKey, list: "coupons", positions: positions.coupons,
+                field: "\(field).code", what: "\"\(coupon.code)\"")
             switch coupon.discount {
             case .percent(let percent) where !(1...100).contains(percent):
                 problems.append(Problem(field: "\(field).percentOff", message: "must be 1 to 100, not \(percent)"))

@@ -1,0 +1,27 @@
+package import Foundation
+import QuoteCore
+
+/// Times as both stores write them: whole milliseconds since 1970, so that what is read back
+/// is exactly what was written.
+package enum StoredTime {
+    /// `date` in whole milliseconds since 1970, rounded, saturating far outside any real date.
+    package static func milliseconds(_ date: Date) -> Int64 {
+        Int64(clampingFinite: (date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// The date `milliseconds` after 1970.
+    package static func date(_ milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down, saturating at the bounds of `Int64`: for settings
+    /// and cut-offs the stores write as numbers.
+    package var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return ms + attoseconds / 1_000_000_000_000_000
+    }
+}
