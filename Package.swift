@@ -290,7 +290,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuotedEndToEndTests",
-            dependencies: ["ZeroMQ", "TestSupport", "QuoteClient", "QuoteCore", "QuoteWire"],
+            dependencies: ["ZeroMQ", "TestSupport", "QuoteClient", "QuoteCore", "QuoteDaemon", "QuoteWire"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -14,9 +14,10 @@ import Foundation
 /// - `maxMessageBytes` / `QUOTED_MAX_MESSAGE_BYTES` / `--max-message-bytes`: the largest request answered, 256 to
 ///   16,777,216; default 65,536. Frames over twice this are dropped by libzmq (`ZMQ_MAXMSGSIZE`) with the connection.
 /// - `logLevel` / `QUOTED_LOG_LEVEL` / `--log-level`: trace, debug, info, notice, warning, error, critical; default info.
-/// - `retention.minimumAgeHours` / `QUOTED_RETENTION_MINIMUM_AGE_HOURS` / `--retention-hours`: events younger are kept; default 168.
+/// - `retention.minimumAgeHours` / `QUOTED_RETENTION_MINIMUM_AGE_HOURS` / `--retention-hours`: events younger are kept,
+///   0 to 87,600; default 168.
 /// - `retention.minimumEvents` / `QUOTED_RETENTION_MINIMUM_EVENTS` / `--retention-events`: at least this many of the latest events
-///   are kept; default 100,000.
+///   are kept, 0 to 1,000,000,000; default 100,000.
 /// - `maxBatch` / `QUOTED_MAX_BATCH`: requests per group commit, 1 to 10,000; default 1,024.
 /// - `security.serverKey` / `QUOTED_SECURITY_SERVER_KEY` / `--server-key`: the daemon's secret CURVE certificate
 ///   (czmq `zcert`, `NAME.key_secret`). With it, both sockets are CURVE servers that let in only listed keys.
@@ -30,7 +31,7 @@ import Foundation
 ///   completes its handshake counts until the handshake timeout (10 s) drops it; the count follows the sockets'
 ///   monitors, so it may trail a connection by a moment. Keep it below the open-files limit.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
-///   allow; default 10,000.
+///   allow, 1 to 10,000,000; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
 ///   `mechanics`, `services`), 4,096 to 16,777,216; default 65,536. A page that would be larger ends early, marked
 ///   `truncated`.
@@ -66,32 +67,34 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     /// Reads and validates every key, reporting the first wrong one by name.
     public init(reader: ConfigReader) throws(ConfigurationError) {
-        endpoint = try Self.endpoint(reader, "endpoint", default: "tcp://127.0.0.1:5555")
-        events = try Self.endpoint(reader, "events", default: "tcp://127.0.0.1:5556")
-        stateDirectory = reader.string(forKey: "stateDirectory") ?? "var/quoted"
-        if stateDirectory.isEmpty { throw ConfigurationError(key: "stateDirectory", reason: "must not be empty") }
-        catalogFile = reader.string(forKey: "catalog").flatMap { $0.isEmpty ? nil : $0 }
-        maxMessageBytes = try Self.integer(reader, "maxMessageBytes", default: 65_536, range: 256...16_777_216)
-        logLevel = (reader.string(forKey: "logLevel") ?? "info").lowercased()
+        endpoint = try Self.endpoint(reader, .endpoint)
+        events = try Self.endpoint(reader, .events)
+        stateDirectory =
+            reader.string(forKey: ConfigKey(Key.stateDirectory.name)) ?? Key.stateDirectory.defaultText ?? ""
+        if stateDirectory.isEmpty {
+            throw ConfigurationError(key: Key.stateDirectory.name, reason: "must not be empty")
+        }
+        catalogFile = reader.string(forKey: ConfigKey(Key.catalog.name)).flatMap { $0.isEmpty ? nil : $0 }
+        maxMessageBytes = try Self.integer(reader, .maxMessageBytes)
+        logLevel = (reader.string(forKey: ConfigKey(Key.logLevel.name)) ?? Key.logLevel.defaultText ?? "").lowercased()
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
         guard levels.contains(logLevel) else {
             throw ConfigurationError(
-                key: "logLevel", reason: "\"\(logLevel)\" is not one of \(levels.joined(separator: ", "))")
+                key: Key.logLevel.name, reason: "\"\(logLevel)\" is not one of \(levels.joined(separator: ", "))")
         }
-        retentionHours = try Self.integer(reader, "retention.minimumAgeHours", default: 168, range: 0...87_600)
-        retentionEvents = try Self.integer(
-            reader, "retention.minimumEvents", default: 100_000, range: 0...1_000_000_000)
-        maxBatch = try Self.integer(reader, "maxBatch", default: 1_024, range: 1...10_000)
-        highWaterMark = try Self.integer(reader, "highWaterMark", default: 10_000, range: 1...10_000_000)
-        maxConnections = try Self.integer(reader, "maxConnections", default: 4_096, range: 1...1_000_000)
-        maxReplyBytes = try Self.integer(reader, "maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
-        peerQueueBytes = try Self.integer(
-            reader, "peerQueueBytes", default: 67_108_864, range: 65_536...1_073_741_824)
-        eventQueueBytes = try Self.integer(
-            reader, "eventQueueBytes", default: 33_554_432, range: 1_048_576...4_294_967_296)
-        allowInsecure = reader.bool(forKey: "allowInsecure") ?? (reader.string(forKey: "allowInsecure") == "true")
-        serverKeyFile = reader.string(forKey: "security.serverKey").flatMap { $0.isEmpty ? nil : $0 }
-        clientsDirectory = reader.string(forKey: "security.clientsDirectory").flatMap { $0.isEmpty ? nil : $0 }
+        retentionHours = try Self.integer(reader, .retentionHours)
+        retentionEvents = try Self.integer(reader, .retentionEvents)
+        maxBatch = try Self.integer(reader, .maxBatch)
+        highWaterMark = try Self.integer(reader, .highWaterMark)
+        maxConnections = try Self.integer(reader, .maxConnections)
+        maxReplyBytes = try Self.integer(reader, .maxReplyBytes)
+        peerQueueBytes = try Self.integer(reader, .peerQueueBytes)
+        eventQueueBytes = try Self.integer(reader, .eventQueueBytes)
+        allowInsecure =
+            reader.bool(forKey: ConfigKey(Key.allowInsecure.name))
+            ?? (reader.string(forKey: ConfigKey(Key.allowInsecure.name)) == "true")
+        serverKeyFile = reader.string(forKey: ConfigKey(Key.serverKey.name)).flatMap { $0.isEmpty ? nil : $0 }
+        clientsDirectory = reader.string(forKey: ConfigKey(Key.clientsDirectory.name)).flatMap { $0.isEmpty ? nil : $0 }
         if serverKeyFile != nil && clientsDirectory == nil {
             throw ConfigurationError(
                 key: "security.clientsDirectory",
@@ -154,11 +157,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
         (stateDirectory as NSString).appendingPathComponent("quoted.sqlite")
     }
 
-    private static func endpoint(_ reader: ConfigReader, _ key: String, default fallback: String)
-        throws(ConfigurationError)
-        -> String
-    {
-        let value = reader.string(forKey: ConfigKey(key)) ?? fallback
+    private static func endpoint(_ reader: ConfigReader, _ setting: Key) throws(ConfigurationError) -> String {
+        let key = setting.name
+        let value = reader.string(forKey: ConfigKey(key)) ?? setting.defaultText ?? ""
         let transports = ["tcp://", "ipc://", "inproc://"]
         guard transports.contains(where: value.hasPrefix), value.count > 8 else {
             throw ConfigurationError(
@@ -167,9 +168,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
         return value
     }
 
-    private static func integer(
-        _ reader: ConfigReader, _ key: String, default fallback: Int, range: ClosedRange<Int>
-    ) throws(ConfigurationError) -> Int {
+    private static func integer(_ reader: ConfigReader, _ setting: Key) throws(ConfigurationError) -> Int {
+        let key = setting.name
+        let fallback = setting.integerDefault ?? 0
+        let range = setting.range ?? Int.min...Int.max
         let configKey = ConfigKey(key)
         let value: Int
         if let number = reader.int(forKey: configKey) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import QuoteDaemon
 import SystemPackage
 
 /// The daemon's flags. Each maps to a configuration key (see `DaemonConfiguration`) and wins
@@ -8,28 +9,35 @@ import SystemPackage
 struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("config"), help: "A YAML configuration file (see deploy/quoted.yaml).")
     var configFile: String?
-    @Option(help: "The ROUTER endpoint for commands (default tcp://127.0.0.1:5555).")
+    @Option(name: Key.endpoint.long, help: "The ROUTER endpoint for commands\(Key.endpoint.defaultHelp).")
     var endpoint: String?
-    @Option(help: "The PUB endpoint for events (default tcp://127.0.0.1:5556).")
+    @Option(name: Key.events.long, help: "The PUB endpoint for events\(Key.events.defaultHelp).")
     var events: String?
-    @Option(name: .customLong("state-dir"), help: "Where the SQLite database lives (default var/quoted).")
+    @Option(name: Key.stateDirectory.long, help: "Where the SQLite database lives\(Key.stateDirectory.defaultHelp).")
     var stateDirectory: String?
-    @Option(help: "A YAML or JSON catalog file (default: the built-in catalog).")
+    @Option(name: Key.catalog.long, help: "A YAML or JSON catalog file (default: the built-in catalog).")
     var catalog: String?
-    @Option(name: .customLong("max-message-bytes"), help: "The largest request answered (default 65536).")
+    @Option(
+        name: Key.maxMessageBytes.long, help: "The largest request answered\(Key.maxMessageBytes.defaultHelp).")
     var maxMessageBytes: Int?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(
+        name: Key.logLevel.long,
+        help: "trace, debug, info, notice, warning, error or critical\(Key.logLevel.defaultHelp).")
     var logLevel: String?
-    @Option(name: .customLong("retention-hours"), help: "Events younger than this are never pruned (default 168).")
+    @Option(
+        name: Key.retentionHours.long,
+        help: "Events younger than this are never pruned\(Key.retentionHours.defaultHelp).")
     var retentionHours: Int?
-    @Option(name: .customLong("retention-events"), help: "At least this many latest events are kept (default 100000).")
+    @Option(
+        name: Key.retentionEvents.long,
+        help: "At least this many latest events are kept\(Key.retentionEvents.defaultHelp).")
     var retentionEvents: Int?
     @Option(
-        name: .customLong("server-key"),
+        name: Key.serverKey.long,
         help: "The daemon's secret CURVE certificate (NAME.key_secret); with --clients, both sockets require CURVE.")
     var serverKey: String?
     @Option(
-        name: .customLong("clients"), help: "The allow-list: one public certificate per client, with its role.")
+        name: Key.clientsDirectory.long, help: "The allow-list: one public certificate per client, with its role.")
     var clientsDirectory: String?
     @Option(
         name: .customLong("postgres"),
@@ -50,16 +58,16 @@ struct DaemonOptions: ParsableArguments {
                     value, isSecret: false)
             }
         }
-        put("endpoint", endpoint.map { .string($0) })
-        put("events", events.map { .string($0) })
-        put("stateDirectory", stateDirectory.map { .string($0) })
-        put("catalog", catalog.map { .string($0) })
-        put("maxMessageBytes", maxMessageBytes.map { .int($0) })
-        put("logLevel", logLevel.map { .string($0) })
-        put("retention.minimumAgeHours", retentionHours.map { .int($0) })
-        put("retention.minimumEvents", retentionEvents.map { .int($0) })
-        put("security.serverKey", serverKey.map { .string($0) })
-        put("security.clientsDirectory", clientsDirectory.map { .string($0) })
+        put(Key.endpoint.name, endpoint.map { .string($0) })
+        put(Key.events.name, events.map { .string($0) })
+        put(Key.stateDirectory.name, stateDirectory.map { .string($0) })
+        put(Key.catalog.name, catalog.map { .string($0) })
+        put(Key.maxMessageBytes.name, maxMessageBytes.map { .int($0) })
+        put(Key.logLevel.name, logLevel.map { .string($0) })
+        put(Key.retentionHours.name, retentionHours.map { .int($0) })
+        put(Key.retentionEvents.name, retentionEvents.map { .int($0) })
+        put(Key.serverKey.name, serverKey.map { .string($0) })
+        put(Key.clientsDirectory.name, clientsDirectory.map { .string($0) })
         put("metrics.listen", metrics.map { .string($0) })
         // The flag, else the short environment variable; QUOTED_STORE_POSTGRES_URL and the
         // file's store.postgres.url come after.
@@ -75,4 +83,13 @@ struct DaemonOptions: ParsableArguments {
         }
         return ConfigReader(providers: providers)
     }
+}
+
+/// The configuration's key table, as the flags name it.
+private typealias Key = DaemonConfiguration.Key
+
+extension DaemonConfiguration.Key {
+    /// The key's flag as ArgumentParser names it; a key without one has none to give, and is
+    /// never asked.
+    fileprivate var long: NameSpecification { flag.map { .customLong($0) } ?? .long }
 }
