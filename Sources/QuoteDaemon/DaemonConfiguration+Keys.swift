@@ -65,7 +65,7 @@ extension DaemonConfiguration {
         public static let retentionEvents = Key(
             "retention.minimumEvents", flag: "retention-events", default: 100_000, range: 0...1_000_000_000)
         public static let maxBatch = Key("maxBatch", default: 1_024, range: 1...10_000)
-        public static let serverKey = Key("security.serverKey", flag: "server-key")
+        public static let serverKeyFile = Key("security.serverKey", flag: "server-key")
         public static let clientsDirectory = Key("security.clientsDirectory", flag: "clients")
         public static let allowInsecure = Key("allowInsecure", default: "false")
         public static let maxConnections = Key("maxConnections", default: 4_096, range: 1...1_000_000)
@@ -82,7 +82,7 @@ extension DaemonConfiguration {
     /// `metrics`.)
     public static let keys: [Key] = [
         .endpoint, .events, .stateDirectory, .catalog, .maxMessageBytes, .logLevel, .retentionHours,
-        .retentionEvents, .maxBatch, .serverKey, .clientsDirectory, .allowInsecure, .maxConnections, .highWaterMark,
+        .retentionEvents, .maxBatch, .serverKeyFile, .clientsDirectory, .allowInsecure, .maxConnections, .highWaterMark,
         .maxReplyBytes, .peerQueueBytes, .eventQueueBytes,
     ]
 }

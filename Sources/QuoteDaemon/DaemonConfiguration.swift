@@ -93,7 +93,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         allowInsecure =
             reader.bool(forKey: ConfigKey(Key.allowInsecure.name))
             ?? (reader.string(forKey: ConfigKey(Key.allowInsecure.name)) == "true")
-        serverKeyFile = reader.string(forKey: ConfigKey(Key.serverKey.name)).flatMap { $0.isEmpty ? nil : $0 }
+        serverKeyFile = reader.string(forKey: ConfigKey(Key.serverKeyFile.name)).flatMap { $0.isEmpty ? nil : $0 }
         clientsDirectory = reader.string(forKey: ConfigKey(Key.clientsDirectory.name)).flatMap { $0.isEmpty ? nil : $0 }
         if serverKeyFile != nil && clientsDirectory == nil {
             throw ConfigurationError(

@@ -33,7 +33,7 @@ struct DaemonOptions: ParsableArguments {
         help: "At least this many latest events are kept\(Key.retentionEvents.defaultHelp).")
     var retentionEvents: Int?
     @Option(
-        name: Key.serverKey.long,
+        name: Key.serverKeyFile.long,
         help: "The daemon's secret CURVE certificate (NAME.key_secret); with --clients, both sockets require CURVE.")
     var serverKey: String?
     @Option(
@@ -66,7 +66,7 @@ struct DaemonOptions: ParsableArguments {
         put(Key.logLevel.name, logLevel.map { .string($0) })
         put(Key.retentionHours.name, retentionHours.map { .int($0) })
         put(Key.retentionEvents.name, retentionEvents.map { .int($0) })
-        put(Key.serverKey.name, serverKey.map { .string($0) })
+        put(Key.serverKeyFile.name, serverKey.map { .string($0) })
         put(Key.clientsDirectory.name, clientsDirectory.map { .string($0) })
         put("metrics.listen", metrics.map { .string($0) })
         // The flag, else the short environment variable; QUOTED_STORE_POSTGRES_URL and the

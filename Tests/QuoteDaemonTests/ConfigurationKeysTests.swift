@@ -92,7 +92,7 @@ struct ConfigurationKeysTests {
         #expect(DaemonConfiguration.Key.maxMessageBytes.environmentVariable == "QUOTED_MAX_MESSAGE_BYTES")
         #expect(
             DaemonConfiguration.Key.retentionHours.environmentVariable == "QUOTED_RETENTION_MINIMUM_AGE_HOURS")
-        #expect(DaemonConfiguration.Key.serverKey.environmentVariable == "QUOTED_SECURITY_SERVER_KEY")
+        #expect(DaemonConfiguration.Key.serverKeyFile.environmentVariable == "QUOTED_SECURITY_SERVER_KEY")
         #expect(Set(DaemonConfiguration.keys.map(\.name)).count == DaemonConfiguration.keys.count)
     }
 }
