@@ -1,4 +1,5 @@
 import Foundation
+import QuoteWire
 import Synchronization
 import ZeroMQ
 

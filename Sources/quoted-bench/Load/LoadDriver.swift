@@ -1,4 +1,5 @@
 import Foundation
+import QuoteWire
 import ZeroMQ
 
 /// What one run of the load generator does.

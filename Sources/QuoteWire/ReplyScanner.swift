@@ -1,35 +1,43 @@
 /// Reads the few fields the load generator needs straight from a reply's bytes, without a
 /// JSON decoder: decoding every reply would cost the client more CPU than the daemon spends.
 ///
-/// It relies on the order `JSONWriter` writes in (`{"v":1,"id":N,"ok":...,"quote":{"id":Q,
-/// "state":"..."`), which `docs/protocol.md` does not promise; the load generator is the only
-/// reader that does this, and it checks `ok`/`error` so a change shows up as errors.
-struct ReplyScanner {
-    let bytes: [UInt8]
+/// It relies on the order ``JSONWriter`` writes in (`{"v":1,"id":N,"ok":...,"quote":{"id":Q,
+/// "state":"..."`), which `docs/protocol.md` does not promise: it lives beside the writer,
+/// and its tests read what the writer wrote. The load generator is the only reader that
+/// does this, and it checks `ok`/`error` so a change shows up as errors.
+public struct ReplyScanner {
+    /// The reply's (or event's) JSON frame.
+    public let bytes: [UInt8]
+
+    /// A scanner over `bytes`.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
 
     /// The request id echoed in the reply (the first `"id":`).
-    var requestID: Int64? { integer(after: Self.idKey, from: 0)?.value }
+    public var requestID: Int64? { integer(after: Self.idKey, from: 0)?.value }
 
     /// `true` for `"ok":true`; an echo (the baseline) has no `ok` and counts as success.
-    var isOK: Bool {
+    public var isOK: Bool {
         guard let index = find(Self.okKey, from: 0) else { return true }
         return index < bytes.count && bytes[index] == UInt8(ascii: "t")
     }
 
     /// The quote's id, the second `"id":` (inside `"quote":{`).
-    var quoteID: Int64? {
+    public var quoteID: Int64? {
         guard let quote = find(Self.quoteKey, from: 0) else { return nil }
         return integer(after: Self.idKey, from: quote)?.value
     }
 
     /// The quote's state, from the first `"state":"` after `"quote":{`.
-    var state: Substring? { string(after: Self.stateKey) }
+    public var state: Substring? { string(after: Self.stateKey) }
 
     /// An event's quote id (`"quoteId":`).
-    var eventQuoteID: Int64? { integer(after: Self.quoteIDKey, from: 0)?.value }
+    public var eventQuoteID: Int64? { integer(after: Self.quoteIDKey, from: 0)?.value }
 
-    /// The error code, from `"code":"` (a refusal's reason).
-    var errorCode: Substring? { string(after: Self.codeKey) }
+    /// The error code, from `"code":"`: a refusal's reason (read it only when ``isOK`` is
+    /// false: a quote in a success may hold codes of its own, such as a pending reason's).
+    public var errorCode: Substring? { string(after: Self.codeKey) }
 
     private func string(after key: [UInt8]) -> Substring? {
         guard let start = find(key, from: 0) else { return nil }
