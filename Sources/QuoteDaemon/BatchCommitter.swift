@@ -30,8 +30,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     }
 
     private let state: Mutex<State>
-    /// Wakes the loop when a batch begins, or to stop.
-    private let wakeup = Wakeup()
+    /// Wakes the loop when a batch begins, or to stop. Not on cancellation: the loop ends
+    /// only by ``stop()``, once every received request is committed.
+    private let wakeup = Wakeup(wakesOnCancel: false)
     private let store: any QuoteStore
     private let catalog: LiveCatalog
     private let logger: Logger
@@ -160,6 +161,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     func receive(_ receive: (inout RequestBatch<Ticket>) -> Void) -> Bool {
         let (room, began) = state.withLock { state in
             let began = state.next.isEmpty
+            // A batch begins now, against the catalog and the time of now, however long it
+            // waited empty.
+            if began { state.next = newBatch() }
             receive(&state.next)
             return (hasRoom(state.next), began && !state.next.isEmpty)
         }

@@ -83,32 +83,38 @@ public final class CommandServer: ServiceLifecycle.Service {
         let ownThread = store.executor == nil ? StoreThread(name: "quoted-store") : nil
         defer { ownThread?.stop() }
         let storeExecutor = store.executor ?? ownThread
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask(executorPreference: storeExecutor) { await worker.run() }
-                if let tail {
-                    group.addTask { await tail.run() }
-                    group.addTask { [store, catalog, logger] in
-                        await CatalogWatch(store: store, catalog: catalog, logger: logger).run()
-                    }
-                }
-                defer { group.cancelAll() }
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let thread = Thread { [self] in
-                        // However the loop ends, the store loop ends after the last batch.
-                        defer { worker.stop() }
-                        do {
-                            try loop(worker: worker, tail: tail, lastSeq: lastSeq)
-                            continuation.resume()
-                        } catch {
-                            continuation.resume(throwing: error)
+        // Cancelled (the group ending without a graceful shutdown, a service having failed),
+        // it stops as it would on SIGTERM: the batch in hand answered, then the sockets closed.
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask(executorPreference: storeExecutor) { await worker.run() }
+                    if let tail {
+                        group.addTask { await tail.run() }
+                        group.addTask { [store, catalog, logger] in
+                            await CatalogWatch(store: store, catalog: catalog, logger: logger).run()
                         }
                     }
-                    thread.name = "quoted-io"
-                    thread.start()
+                    defer { group.cancelAll() }
+                    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                        let thread = Thread { [self] in
+                            // However the loop ends, the store loop ends after the last batch.
+                            defer { worker.stop() }
+                            do {
+                                try loop(worker: worker, tail: tail, lastSeq: lastSeq)
+                                continuation.resume()
+                            } catch {
+                                continuation.resume(throwing: error)
+                            }
+                        }
+                        thread.name = "quoted-io"
+                        thread.start()
+                    }
                 }
+            } onGracefulShutdown: { [self] in
+                stopping.store(true, ordering: .relaxed)
             }
-        } onGracefulShutdown: { [self] in
+        } onCancel: { [self] in
             stopping.store(true, ordering: .relaxed)
         }
     }

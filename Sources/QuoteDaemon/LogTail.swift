@@ -36,7 +36,8 @@ final class LogTail: Sendable {
     private let pollInterval: Duration
     private let logger: Logger
     private let state: Mutex<State>
-    private let wakeup = Wakeup()
+    /// The loop ends on cancellation: cancelling wakes it.
+    private let wakeup = Wakeup(wakesOnCancel: true)
     /// The last `seq` the I/O thread published.
     private let published: Atomic<Int64>
     /// Readable while a delivery waits to be taken.

@@ -2,7 +2,8 @@ import Synchronization
 
 /// A wake-up call for one async loop: ``signal()`` from any thread, ``wait()`` from the loop.
 /// A signal sent while the loop is busy is kept, so that its next `wait` returns at once;
-/// several such signals count as one. Cancelling the waiting task wakes it too.
+/// several such signals count as one. With `wakesOnCancel`, cancelling the waiting task wakes
+/// it too (for a loop that ends on cancellation; one that ends otherwise would spin).
 final class Wakeup: Sendable {
     private struct State {
         var signalled = false
@@ -10,6 +11,12 @@ final class Wakeup: Sendable {
     }
 
     private let state = Mutex(State())
+    private let wakesOnCancel: Bool
+
+    /// A wake-up call, woken by cancellation too if `wakesOnCancel`.
+    init(wakesOnCancel: Bool) {
+        self.wakesOnCancel = wakesOnCancel
+    }
 
     /// Wakes the loop, now if it waits, else at its next ``wait()``.
     func signal() {
@@ -24,12 +31,14 @@ final class Wakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns once signalled since the last return, or once the task is cancelled.
+    /// Returns once signalled since the last return, or (with `wakesOnCancel`) once the task
+    /// is cancelled.
     func wait() async {
+        let wakesOnCancel = wakesOnCancel
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state in
-                    if state.signalled || Task.isCancelled {
+                    if state.signalled || (wakesOnCancel && Task.isCancelled) {
                         state.signalled = false
                         return true
                     }
@@ -39,7 +48,7 @@ final class Wakeup: Sendable {
                 if now { continuation.resume() }
             }
         } onCancel: {
-            signal()
+            if wakesOnCancel { signal() }
         }
     }
 }

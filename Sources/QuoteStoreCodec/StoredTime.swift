@@ -22,6 +22,8 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds < 0 ? .min : .max }
-        return ms + attoseconds / 1_000_000_000_000_000
+        let (sum, past) = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        if past { return seconds < 0 ? .min : .max }
+        return sum
     }
 }

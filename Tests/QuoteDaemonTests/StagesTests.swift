@@ -94,7 +94,9 @@ struct StagesTests {
         decoder.decode(Self.frames("client-b", #"{"v":1,"op":"ping","id":"r1"}"#), userId: nil, into: &batch)
         decoder.decode(
             Self.frames("client-c", #"{"v":1,"op":"cancel","id":"w2","quoteId":1}"#), userId: nil, into: &batch)
-        #expect(batch.writes.count == 2 && batch.reads.count == 1)
+        // The daemon's own work, as `enqueue` adds it: answered to no one, counted nowhere.
+        batch.append(RequestTicket.daemon, write: CheckedRequest(.serveWaitList, by: .daemon))
+        #expect(batch.writes.count == 3 && batch.reads.count == 1)
         let committed = await committer.commit(batch)
         #expect(committed.writeResults == nil, "a failed commit has no results")
         let encoded = encoder.encodeReplies(committed)
@@ -111,7 +113,10 @@ struct StagesTests {
         #expect(replies[1].ok == true && replies[1].pong == true)
         #expect(replies[2].ok == false && replies[2].error?.code == .storageError)
         #expect(replies[0].error?.message.contains("retry") == true)
-        #expect(encoded.tickets.map(\.code) == [.storageError, nil, .storageError], "the figures count each answer")
+        #expect(
+            encoded.tickets.map(\.code) == [.storageError, nil, .storageError, .storageError],
+            "the figures count each answer")
+        #expect(encoded.tickets.map { $0.received == nil } == [false, false, false, true])
         #expect(try await real.counts().values.reduce(0, +) == 0, "nothing was written")
         #expect(try await real.lastSequence() == 0)
     }
@@ -194,6 +199,27 @@ struct StagesTests {
         #expect(events.map(\.seq) == [1, 2])
         #expect(events.map { String(decoding: $0.message[0], as: UTF8.self) } == ["quote.submitted", "quote.ready"])
         #expect(try await store.lastSequence() == 2)
+    }
+}
+
+extension StagesTests {
+    @Test("a batch begins against the catalog in force when its first request comes, however long it waited empty")
+    func batchBeginsWithItsFirstRequest() async throws {
+        let store = try SQLiteQuoteStore(
+            path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let catalog = LiveCatalog(.standard)
+        let committer = try BatchCommitter(
+            store: store, catalog: catalog, logger: logger, daemonTicket: RequestTicket.daemon)
+        // A reload while the committer waits with an empty batch.
+        let smaller = try Catalog(
+            services: Catalog.standard.services, mechanics: Array(Catalog.standard.mechanics.prefix(1)))
+        catalog.replace(with: smaller)
+        var seen: Catalog?
+        _ = committer.receive { batch in
+            seen = batch.catalog
+            batch.append(RequestTicket.daemon)
+        }
+        #expect(seen?.mechanics.count == 1)
     }
 }
 

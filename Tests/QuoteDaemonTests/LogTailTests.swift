@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import QuoteStoreSQLite
+import Testing
+
+@testable import QuoteDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The tail of the event log, over the real SQLite store: what a daemon on a shared store
+/// publishes of the others' work.
+@Suite("The log tail", .serialized, .timeLimit(.minutes(1)))
+struct LogTailTests {
+    let state: StateDirectory
+    let store: SQLiteQuoteStore
+
+    init() throws {
+        state = try StateDirectory()
+        store = try SQLiteQuoteStore(
+            path: state.configuration.databasePath, catalog: .standard, logger: Logger(label: "test.tail"))
+    }
+
+    /// Submits `count` quotes, two events each.
+    private func submit(_ count: Int) async throws {
+        let submission = Submission(
+            customer: .init(name: "Reza", email: "reza@example.com", address: "1 Main St"),
+            car: .init(make: "Honda", model: "Civic", year: 2015, trim: "EX"), services: ["Oil Change"])
+        let results = try await Rulebook().apply(
+            Array(repeating: .submit(submission, idempotencyKey: nil, book: false), count: count), catalog: .standard,
+            to: store)
+        #expect(results.allSatisfy { (try? $0.get()) != nil })
+    }
+
+    /// Waits until the tail says something is ready to take (or 10 s, for the caller's loop to
+    /// see a time limit's cancellation): on a thread of its own, so that the cooperative pool,
+    /// where the tail reads, is never blocked by the wait.
+    private static func waitUntilReady(_ tail: LogTail) async {
+        let descriptor = tail.readyDescriptor
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                while poll(&ready, 1, 10_000) == -1 && errno == EINTR {}
+                continuation.resume()
+            }.start()
+        }
+    }
+
+    @Test("woken, it hands over every event after its start, in order, each delivery after the one before")
+    func deliversInOrder() async throws {
+        try await submit(3)
+        let tail = try LogTail(store: store, after: 2, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in events.map { ($0.seq, [Array($0.type.utf8)]) }
+        }
+        let running = Task { await tail.run() }
+        defer { running.cancel() }
+        tail.wake()
+        var seqs: [Int64] = []
+        while seqs.last != 6 {
+            try Task.checkCancellation()
+            await Self.waitUntilReady(tail)
+            for delivery in tail.take() {
+                #expect(delivery.after == (seqs.last ?? 2), "each delivery follows the one before")
+                seqs += delivery.events.map(\.seq)
+            }
+        }
+        #expect(seqs == [3, 4, 5, 6])
+    }
+
+    @Test("it reads no further ahead of what was published than its read-ahead")
+    func boundedReadAhead() async throws {
+        let pages = Int(LogTail.readAhead) / LogTail.pageSize
+        try await submit(Int(LogTail.readAhead))  // twice the read-ahead in events
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in events.map { ($0.seq, []) }
+        }
+        let running = Task { await tail.run() }
+        defer { running.cancel() }
+        tail.wake()
+        var last: Int64 = 0
+        while last < LogTail.readAhead {
+            try Task.checkCancellation()
+            await Self.waitUntilReady(tail)
+            last = tail.take().last?.events.last?.seq ?? last
+        }
+        #expect(last == LogTail.readAhead, "\(pages) pages, and no more until published")
+        // Published up to there: the next wake reads on.
+        tail.published(through: last)
+        tail.wake()
+        while last < 2 * LogTail.readAhead {
+            try Task.checkCancellation()
+            await Self.waitUntilReady(tail)
+            last = tail.take().last?.events.last?.seq ?? last
+        }
+        #expect(last == 2 * LogTail.readAhead)
+    }
+}
