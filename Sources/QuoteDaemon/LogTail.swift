@@ -116,6 +116,8 @@ final class LogTail: Sendable {
             }
             if recovered { logger.notice("reading other daemons' events again") }
         } catch {
+            // Cancelled (the daemon stopping): not a failure of the store.
+            guard !Task.isCancelled else { return }
             let first = state.withLock { state in
                 defer { state.failing = true }
                 return !state.failing
