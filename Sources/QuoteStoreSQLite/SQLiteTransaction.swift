@@ -305,7 +305,9 @@ final class SQLiteTransaction: StoreTransaction {
         // The states are closed enums, written into the SQL rather than bound: a text bind
         // copies into a fresh SQLite allocation.
         let status = priced.status
-        precondition(status == .ready || status == .pending, "a submission is priced to ready or pending")
+        guard status == .ready || status == .pending else {
+            throw StoreError(.database, "a submission is priced to ready or pending, not \(status)")
+        }
         let statement = try prepared(
             status == .ready ? .readySubmissionEvents : .pendingSubmissionEvents,
             """
@@ -384,7 +386,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func rollbackToSavepoint() throws(StoreError) {
-        guard let savepoint = savepoints.popLast() else { preconditionFailure("no savepoint is open") }
+        guard let savepoint = savepoints.popLast() else { throw StoreError(.database, "no savepoint is open") }
         try run {
             if savepoint.opened {
                 let name = Self.savepointName(depth: savepoints.count)
@@ -398,7 +400,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func releaseSavepoint() throws(StoreError) {
-        guard let savepoint = savepoints.popLast() else { preconditionFailure("no savepoint is open") }
+        guard let savepoint = savepoints.popLast() else { throw StoreError(.database, "no savepoint is open") }
         guard savepoint.opened else { return }
         try run {
             try db.cachedStatement(sql: "RELEASE SAVEPOINT \(Self.savepointName(depth: savepoints.count))").execute()

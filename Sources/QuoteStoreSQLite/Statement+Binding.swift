@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import QuoteStore
 
 /// Values bound straight to a prepared statement's SQLite handle, in parameter order.
 ///
@@ -102,7 +103,9 @@ extension Statement {
         sqlite3_reset(handle)
         var bindings = Bindings(handle)
         body(&bindings)
-        precondition(bindings.count == sqlite3_bind_parameter_count(handle), "\(sql): wrong parameter count")
+        guard bindings.count == sqlite3_bind_parameter_count(handle) else {
+            throw StoreError(.database, "\(sql): wrong parameter count")
+        }
         defer { sqlite3_reset(handle) }
         var first: T?
         while true {
