@@ -128,10 +128,11 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     /// committed.
     func run() async {
         while true {
-            let fresh = newBatch()
             let (job, stop) = state.withLock { state -> (RequestBatch<Ticket>?, Bool) in
                 guard state.next.isEmpty else {
-                    var job = fresh
+                    // An empty placeholder: `receive` begins the next batch with its first
+                    // request, against the catalog and time of then.
+                    var job = RequestBatch<Ticket>(catalog: state.next.catalog, started: state.next.started)
                     swap(&job, &state.next)
                     state.committing = true
                     return (job, false)
