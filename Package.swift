@@ -68,7 +68,10 @@ let package = Package(
         // MARK: Storage
         .target(
             name: "QuoteStore",
-            dependencies: ["QuoteCore"],
+            dependencies: [
+                "QuoteCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -277,6 +280,7 @@ let package = Package(
                 "QuoteMetricsServer",
                 "QuoteRules",
                 "QuoteStore",
+                "QuoteStorePostgres",
                 "QuoteStoreSQLite",
                 "QuoteWire",
                 "ZeroMQ",

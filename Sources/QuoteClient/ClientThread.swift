@@ -17,21 +17,21 @@ final class ClientThread: Sendable {
     private let available = DispatchSemaphore(value: 0)
 
     /// Starts the thread, which makes its client with `connect`; throws what that threw.
-    init(name: String, connect: @escaping @Sendable (Context) throws(ClientError) -> CommandClient) throws(ClientError)
+    init(name: String, connect: @escaping @Sendable (Context) throws(QuotedError) -> CommandClient) throws(QuotedError)
     {
         let started = DispatchSemaphore(value: 0)
-        let failure = Mutex<ClientError?>(nil)
+        let failure = Mutex<QuotedError?>(nil)
         let thread = Thread { [self] in
             let context: Context
             let client: CommandClient
             do {
                 context = try Context()
             } catch {
-                failure.withLock { $0 = ClientError(.internal, "cannot start ZeroMQ: \(error)") }
+                failure.withLock { $0 = QuotedError(.internal, "cannot start ZeroMQ: \(error)") }
                 started.signal()
                 return
             }
-            do throws(ClientError) {
+            do throws(QuotedError) {
                 client = try connect(context)
             } catch {
                 failure.withLock { $0 = error }
@@ -62,14 +62,14 @@ final class ClientThread: Sendable {
     }
 
     /// Runs `body` with the client, on the thread, and returns what it returned.
-    func run<T: Sendable>(_ body: @escaping @Sendable (borrowing CommandClient) throws(ClientError) -> T)
-        async throws(ClientError) -> T
+    func run<T: Sendable>(_ body: @escaping @Sendable (borrowing CommandClient) throws(QuotedError) -> T)
+        async throws(QuotedError) -> T
     {
-        let result: Result<T, ClientError> = await withCheckedContinuation { continuation in
+        let result: Result<T, QuotedError> = await withCheckedContinuation { continuation in
             let accepted = queue.withLock { queue in
                 guard !queue.stopping else { return false }
                 queue.jobs.append { client in
-                    do throws(ClientError) {
+                    do throws(QuotedError) {
                         continuation.resume(returning: .success(try body(client)))
                     } catch {
                         continuation.resume(returning: .failure(error))
@@ -80,7 +80,7 @@ final class ClientThread: Sendable {
             if accepted {
                 available.signal()
             } else {
-                continuation.resume(returning: .failure(ClientError(.usage, "the client is closed")))
+                continuation.resume(returning: .failure(QuotedError(.usage, "the client is closed")))
             }
         }
         return try result.get()

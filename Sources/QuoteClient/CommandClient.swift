@@ -17,7 +17,7 @@ public struct CommandClient: ~Copyable {
     /// Connects (in the background) to `endpoint`, with `curve` when quoted requires it.
     public init(
         context: Context, endpoint: String, timeout: Duration, curve: CurveCredentials? = nil
-    ) throws(ClientError) {
+    ) throws(QuotedError) {
         do {
             let socket = try Socket(context, type: .dealer)
             try socket.set(.linger, 0)
@@ -29,7 +29,7 @@ public struct CommandClient: ~Copyable {
             for one in endpoints { try socket.connect(one) }
             self.socket = socket
         } catch {
-            throw ClientError(.usage, "cannot use endpoint \(endpoint): \(error.message)")
+            throw QuotedError(.usage, "cannot use endpoint \(endpoint): \(error.message)")
         }
         self.endpoint = endpoint
         self.timeout = timeout
@@ -50,11 +50,11 @@ public struct CommandClient: ~Copyable {
             : "is quoted running? (One with security answers CURVE clients only: give --key and --server-key.)"
     }
 
-    /// Sends `request` and waits for its reply, or fails with ``ClientError/Code/unreachable``.
+    /// Sends `request` and waits for its reply, or fails with ``QuotedError/Code/unreachable``.
     /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
     /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
     /// the repeats): a reply to any of the attempts is the answer.
-    public func call(_ request: WireRequest, retries: Int = 0) throws(ClientError) -> WireReply {
+    public func call(_ request: WireRequest, retries: Int = 0) throws(QuotedError) -> WireReply {
         var request = request
         let id = RequestID.string(UUID().uuidString)
         request.id = id
@@ -62,7 +62,7 @@ public struct CommandClient: ~Copyable {
         do {
             body = Array(try JSONEncoder().encode(request))
         } catch {
-            throw ClientError(.internal, "cannot encode the request: \(error)")
+            throw QuotedError(.internal, "cannot encode the request: \(error)")
         }
         do {
             try socket.send(multipart: [[], body])
@@ -81,8 +81,8 @@ public struct CommandClient: ~Copyable {
                         continue
                     }
                     let attempts = max(0, retries) + 1
-                    throw ClientError(
-                        .unreachable,
+                    throw QuotedError(
+                        .timedOut,
                         "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : ""); \(hint)"
                     )
                 }
@@ -93,76 +93,26 @@ public struct CommandClient: ~Copyable {
                 do {
                     reply = try codec.decode(WireReply.self, from: frame)
                 } catch {
-                    throw ClientError(.internal, "quoted sent a reply that cannot be read: \(error)")
+                    throw QuotedError(.internal, "quoted sent a reply that cannot be read: \(error)")
                 }
                 // A late reply to an earlier, timed-out request is not ours (one to an earlier
                 // attempt of this one is).
                 if reply.id == nil || reply.id == id { return reply }
             }
-        } catch let error as ClientError {
+        } catch let error as QuotedError {
             throw error
         } catch {
-            throw ClientError(.unreachable, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
+            throw QuotedError(.timedOut, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
         }
     }
 
     /// Like ``call(_:retries:)``, but a refusal (`ok: false`) is thrown as
-    /// ``ClientError/Code/refused``.
-    public func checked(_ request: WireRequest, retries: Int = 0) throws(ClientError) -> WireReply {
+    /// ``QuotedError/Code/refused``.
+    public func checked(_ request: WireRequest, retries: Int = 0) throws(QuotedError) -> WireReply {
         let reply = try call(request, retries: retries)
         guard reply.ok else {
-            throw ClientError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))
+            throw QuotedError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))
         }
         return reply
     }
-}
-
-/// Why a client command failed, and the exit status it maps to.
-public struct ClientError: Error, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public struct Code: Hashable, Sendable {
-        private enum Base: Hashable, Sendable { case refused, unreachable, usage, `internal` }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-
-        /// quoted answered with an error (validation, illegal transition, busy mechanic...).
-        public static let refused = Code(.refused)
-        /// quoted did not answer in time.
-        public static let unreachable = Code(.unreachable)
-        /// The command line or input file is wrong.
-        public static let usage = Code(.usage)
-        /// Something that should not happen (an unreadable reply).
-        public static let `internal` = Code(.internal)
-
-        /// The process exit status: 1 refused, 64 usage, 69 unreachable, 70 internal.
-        public var exitStatus: Int32 {
-            switch base {
-            case .refused: 1
-            case .usage: 64
-            case .unreachable: 69
-            case .internal: 70
-            }
-        }
-    }
-
-    public let code: Code
-    public let message: String
-    /// The daemon's error, for refusals.
-    public let refusal: WireError?
-
-    /// Creates an error.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-        self.refusal = nil
-    }
-
-    /// The error for a refusal by the daemon.
-    public init(refusal: WireError) {
-        self.code = .refused
-        self.message = refusal.message
-        self.refusal = refusal
-    }
-
-    public var description: String { message }
 }

@@ -16,20 +16,20 @@ public struct CurveCredentials: Sendable, Hashable {
 
     /// Reads the client's secret certificate (`NAME.key_secret`) and quoted's public one
     /// (`quoted.key`; a secret one works too), both czmq `zcert` files.
-    public init(keyFile: String, serverKeyFile: String) throws(ClientError) {
+    public init(keyFile: String, serverKeyFile: String) throws(QuotedError) {
         do {
             guard let pair = try Certificate.load(keyFile).keyPair else {
-                throw ClientError(
+                throw QuotedError(
                     .usage, "\(keyFile) has no secret-key; --key takes the secret certificate (NAME.key_secret)")
             }
             client = pair
             serverKey = try Certificate.load(serverKeyFile).publicKey
         } catch let error as CertificateError {
-            throw ClientError(.usage, error.message)
-        } catch let error as ClientError {
+            throw QuotedError(.usage, error.message)
+        } catch let error as QuotedError {
             throw error
         } catch {
-            throw ClientError(.usage, "\(error)")
+            throw QuotedError(.usage, "\(error)")
         }
     }
 

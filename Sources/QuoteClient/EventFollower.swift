@@ -54,7 +54,7 @@ public struct EventFollower: ~Copyable {
     public init(
         context: Context, client: consuming CommandClient, events: String, since: Int64?,
         curve: CurveCredentials? = nil, options: Options = Options()
-    ) throws(ClientError) {
+    ) throws(QuotedError) {
         do {
             let subscriber = try Socket(context, type: .sub)
             try subscriber.set(.linger, 0)
@@ -69,7 +69,7 @@ public struct EventFollower: ~Copyable {
             self.subscriber = subscriber
             self.monitor = monitor
         } catch {
-            throw ClientError(.usage, "cannot subscribe to \(events): \(error.message)")
+            throw QuotedError(.usage, "cannot subscribe to \(events): \(error.message)")
         }
         self.client = client
         self.options = options
@@ -87,7 +87,7 @@ public struct EventFollower: ~Copyable {
     /// start (to learn where "now" is) or a reply cannot be read.
     public mutating func run(
         deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, isStopped: () -> Bool = { false }
-    ) throws(ClientError) {
+    ) throws(QuotedError) {
         // Where the stream stands now: the start for "from now on", the end of the first replay.
         let lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
         if sequencer.next == nil { sequencer = EventSequencer(since: lastSeq) }
@@ -105,7 +105,7 @@ public struct EventFollower: ~Copyable {
             do {
                 ready = try poller.poll(timeout: options.idleCheck)
             } catch {
-                throw ClientError(.internal, "cannot poll the event socket: \(error.message)")
+                throw QuotedError(.internal, "cannot poll the event socket: \(error.message)")
             }
             if ready > 0, poller.isReadable(monitorIndex) {
                 while let event = try? monitor.receiveMonitorEvent(dontWait: true) {
@@ -152,11 +152,11 @@ public struct EventFollower: ~Copyable {
 
     /// Asks quoted for its last seq and replays up to it; an unreachable daemon is not fatal
     /// here (the follower keeps waiting for it to come back).
-    private mutating func catchUp(deliver: (WireEvent) -> Bool, notice: (Notice) -> Void) throws(ClientError) -> Bool {
+    private mutating func catchUp(deliver: (WireEvent) -> Bool, notice: (Notice) -> Void) throws(QuotedError) -> Bool {
         let lastSeq: Int64
         do {
             lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
-        } catch  where error.code == .unreachable {
+        } catch  where error.code == .timedOut {
             return true
         }
         guard sequencer.isBehind(lastSeq: lastSeq) else { return true }
@@ -166,7 +166,7 @@ public struct EventFollower: ~Copyable {
     /// Replays from the next expected seq through `last`, page by page.
     private mutating func replay(
         through last: Int64, deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, announce: Int64? = nil
-    ) throws(ClientError) -> Bool {
+    ) throws(QuotedError) -> Bool {
         if let announce { notice(.replaying(from: announce, to: last)) }
         while let next = sequencer.next, next <= last {
             var request = WireRequest(op: .events)
@@ -175,7 +175,7 @@ public struct EventFollower: ~Copyable {
             let reply: WireReply
             do {
                 reply = try client.checked(request)
-            } catch  where error.code == .unreachable {
+            } catch  where error.code == .timedOut {
                 return true  // try again at the next gap or idle check
             }
             let events = reply.events ?? []

@@ -18,10 +18,10 @@ extension Quoted {
             let box = StopFlag()
             continuation.onTermination = { _ in box.stop() }
             let thread = Thread {
-                do throws(ClientError) {
+                do throws(QuotedError) {
                     let context: Context
                     do { context = try Context() } catch {
-                        throw ClientError(.internal, "cannot start ZeroMQ: \(error)")
+                        throw QuotedError(.internal, "cannot start ZeroMQ: \(error)")
                     }
                     let client = try CommandClient(
                         context: context, endpoint: configuration.endpoints.joined(separator: ","),
@@ -36,7 +36,7 @@ extension Quoted {
                         }, notice: { _ in }, isStopped: { box.isStopped })
                     continuation.finish()
                 } catch {
-                    continuation.finish(throwing: QuotedError(error))
+                    continuation.finish(throwing: error)
                 }
             }
             thread.name = "quoted-events"

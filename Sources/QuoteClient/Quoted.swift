@@ -71,14 +71,10 @@ public final class Quoted: Sendable {
     public init(_ configuration: Configuration = Configuration()) throws(QuotedError) {
         guard !configuration.endpoints.isEmpty else { throw QuotedError(.usage, "no command endpoint") }
         self.configuration = configuration
-        do {
-            thread = try ClientThread(name: "quoted-client") { (context) throws(ClientError) in
-                try CommandClient(
-                    context: context, endpoint: configuration.endpoints.joined(separator: ","),
-                    timeout: configuration.timeout, curve: configuration.curve)
-            }
-        } catch {
-            throw QuotedError(error)
+        thread = try ClientThread(name: "quoted-client") { (context) throws(QuotedError) in
+            try CommandClient(
+                context: context, endpoint: configuration.endpoints.joined(separator: ","),
+                timeout: configuration.timeout, curve: configuration.curve)
         }
     }
 
@@ -174,16 +170,14 @@ public final class Quoted: Sendable {
     public func send(_ request: WireRequest, retry: Bool) async throws(QuotedError) -> WireReply {
         let retries = retry ? max(0, configuration.retries) : 0
         do {
-            return try await thread.run { (client) throws(ClientError) in try client.checked(request, retries: retries)
+            return try await thread.run { (client) throws(QuotedError) in try client.checked(request, retries: retries)
             }
         } catch
-            where error.code == .unreachable && !retry
+            where error.code == .timedOut && !retry
             && request.op.flatMap(Operation.init(rawValue:))?.isWrite == true
         {
             throw QuotedError(
                 .timedOut, "\(error.message); it may or may not have been applied: read the quote to know")
-        } catch {
-            throw QuotedError(error)
         }
     }
 

@@ -1,13 +1,15 @@
 public import QuoteCore
 public import QuoteWire
 
-/// Why a ``Quoted`` call failed: a refusal by quoted (with its code and every problem it
-/// returned), a submission the builder found wrong before sending, no answer in time, or a
-/// client-side fault. Codes can grow; switch on ``code`` with a default.
+/// Why a ``Quoted`` or ``CommandClient`` call failed: a refusal by quoted (with its code and
+/// every problem it returned), a submission the builder found wrong before sending, no answer
+/// in time, or a client-side fault. Codes can grow; switch on ``code`` with a default.
 public struct QuotedError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable { case refused, invalidSubmission, timedOut, usage, `internal` }
+        private enum Base: Hashable, Sendable {
+            case refused, invalidSubmission, timedOut, unavailable, usage, `internal`
+        }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
@@ -15,9 +17,11 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         public static let refused = Code(.refused)
         /// ``SubmissionBuilder/build()`` found problems; nothing was sent.
         public static let invalidSubmission = Code(.invalidSubmission)
-        /// No reply in time, retries included. A write other than `submit` may or may not have
-        /// been applied: read the quote to know.
+        /// No reply in time, retries included, or quoted cannot be reached. A write other than
+        /// `submit` may or may not have been applied: read the quote to know.
         public static let timedOut = Code(.timedOut)
+        /// quoted answers but cannot serve: its store is down.
+        public static let unavailable = Code(.unavailable)
         /// An endpoint or a key that cannot be used.
         public static let usage = Code(.usage)
         /// Something that should not happen, such as a reply that cannot be read.
@@ -29,8 +33,20 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
             case .refused: "refused"
             case .invalidSubmission: "invalid submission"
             case .timedOut: "timed out"
+            case .unavailable: "unavailable"
             case .usage: "usage"
             case .internal: "internal"
+            }
+        }
+
+        /// The exit status a command-line tool reports (sysexits): 1 refused, 64 usage or an
+        /// invalid submission, 69 no answer or unavailable, 70 internal.
+        public var exitStatus: Int32 {
+            switch base {
+            case .refused: 1
+            case .invalidSubmission, .usage: 64
+            case .timedOut, .unavailable: 69
+            case .internal: 70
             }
         }
     }
@@ -46,14 +62,16 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
     public var problems: [Problem] { builderProblems ?? refusal?.problems ?? [] }
     private let builderProblems: [Problem]?
 
-    init(_ code: Code, _ message: String) {
+    /// Creates an error that is not a refusal.
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
         refusal = nil
         builderProblems = nil
     }
 
-    init(refusal: WireError) {
+    /// The error for a refusal by quoted.
+    public init(refusal: WireError) {
         code = .refused
         message = refusal.message
         self.refusal = refusal
@@ -65,19 +83,6 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         message = "the submission has \(problems.count) problem\(problems.count == 1 ? "" : "s")"
         refusal = nil
         builderProblems = problems
-    }
-
-    /// The library's error for a failure of the synchronous client.
-    init(_ error: ClientError) {
-        if let refusal = error.refusal {
-            self.init(refusal: refusal)
-        } else if error.code == .unreachable {
-            self.init(.timedOut, error.message)
-        } else if error.code == .usage {
-            self.init(.usage, error.message)
-        } else {
-            self.init(.internal, error.message)
-        }
     }
 
     /// The message, with quoted's code and every problem.

@@ -1,5 +1,6 @@
 public import Configuration
 import Foundation
+import QuoteStore
 
 /// The daemon's settings, read once at start-up through one `ConfigReader` (flags, then
 /// `QUOTED_*` environment variables, then the YAML file, then these defaults). The store's own
@@ -169,25 +170,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
     }
 
     private static func integer(_ reader: ConfigReader, _ setting: Key) throws(ConfigurationError) -> Int {
-        let key = setting.name
-        let fallback = setting.integerDefault ?? 0
-        let range = setting.range ?? Int.min...Int.max
-        let configKey = ConfigKey(key)
-        let value: Int
-        if let number = reader.int(forKey: configKey) {
-            value = number
-        } else if let text = reader.string(forKey: configKey) {
-            guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
-                throw ConfigurationError(key: key, reason: "\"\(text)\" is not a whole number")
-            }
-            value = number
-        } else {
-            return fallback
+        do {
+            return try reader.wholeNumber(forKey: setting.name, in: setting.range ?? Int.min...Int.max)
+                ?? setting.integerDefault ?? 0
+        } catch {
+            throw ConfigurationError(key: setting.name, reason: error.reason)
         }
-        guard range.contains(value) else {
-            throw ConfigurationError(key: key, reason: "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
-        return value
     }
 }
 

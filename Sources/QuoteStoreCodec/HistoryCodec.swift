@@ -1,27 +1,11 @@
 package import Foundation
-package import QuoteCore
-
-/// One step of a quote's history as the store writes it: milliseconds, not a `Date`, so that
-/// what is read back is exactly what was written.
-package struct HistoryStep: Hashable, Sendable {
-    package var from: QuoteStatus?
-    package var to: QuoteStatus
-    /// The sequence number of the event that announced the step.
-    package var seq: Int64
-    /// Milliseconds since 1970.
-    package var at: Int64
-
-    package init(from: QuoteStatus?, to: QuoteStatus, seq: Int64, at: Int64) {
-        self.from = from
-        self.to = to
-        self.seq = seq
-        self.at = at
-    }
-}
+import QuoteCore
+package import QuoteStore
 
 /// A quote's history as stored in its own row (`quotes.history`): a version byte (1), then
 /// one fixed-size entry per step, oldest first. A transition appends its entry to the bytes it
-/// read with the quote, without decoding them.
+/// read with the quote, without decoding them. Times are whole milliseconds (``StoredTime``),
+/// so that what is read back is exactly what was written.
 ///
 /// The row, not a table of steps: the quote row is rewritten at every transition anyway,
 /// whereas a step row would be one more page written at a random place in another B-tree.
@@ -34,7 +18,7 @@ package enum HistoryCodec {
     package static let entrySize = 18
 
     /// `history` with `steps` appended (an empty `history` gets its version byte first).
-    package static func appending(_ steps: [HistoryStep], to history: Data) -> Data {
+    package static func appending(_ steps: [StateChange], to history: Data) -> Data {
         // Written in place into one allocation, not appended to `Data` byte by byte.
         let start = history.isEmpty ? 1 : history.count
         var bytes = Data(count: start + steps.count * entrySize)
@@ -50,7 +34,8 @@ package enum HistoryCodec {
                 buffer[offset] = code(step.from)
                 buffer[offset + 1] = code(step.to)
                 buffer.storeBytes(of: step.seq.littleEndian, toByteOffset: offset + 2, as: Int64.self)
-                buffer.storeBytes(of: step.at.littleEndian, toByteOffset: offset + 10, as: Int64.self)
+                buffer.storeBytes(
+                    of: StoredTime.milliseconds(step.at).littleEndian, toByteOffset: offset + 10, as: Int64.self)
                 offset += entrySize
             }
         }
@@ -58,7 +43,7 @@ package enum HistoryCodec {
     }
 
     /// The steps in `data`, oldest first; an empty `data` has none.
-    package static func decode(_ data: Data) throws -> [HistoryStep] {
+    package static func decode(_ data: Data) throws -> [StateChange] {
         guard !data.isEmpty else { return [] }
         return try data.withUnsafeBytes { buffer in
             guard buffer[0] == version else {
@@ -72,10 +57,11 @@ package enum HistoryCodec {
                 guard let to = try status(buffer[offset + 1]) else {
                     throw QuoteCodec.CorruptRecord(description: "stored history step has no state")
                 }
-                return HistoryStep(
-                    from: try status(buffer[offset]), to: to,
-                    seq: Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 2, as: Int64.self)),
-                    at: Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 10, as: Int64.self)))
+                let milliseconds = Int64(
+                    littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 10, as: Int64.self))
+                return StateChange(
+                    from: try status(buffer[offset]), to: to, at: StoredTime.date(milliseconds),
+                    seq: Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 2, as: Int64.self)))
             }
         }
     }

@@ -44,26 +44,22 @@ extension PostgresQuoteStore {
                 throw StoreError(.configuration, "store.postgres.url: is required")
             }
             try self.init(url: url)
-            if let size = reader.int(forKey: "poolSize") {
-                guard (2...100).contains(size) else {
-                    throw StoreError(.configuration, "store.postgres.poolSize: \(size) is outside 2...100")
-                }
-                poolSize = size
-            }
-            if let timeout = reader.int(forKey: "connectTimeoutMilliseconds") {
-                guard (100...60_000).contains(timeout) else {
-                    throw StoreError(
-                        .configuration, "store.postgres.connectTimeoutMilliseconds: \(timeout) is outside 100...60000")
-                }
+            poolSize = try Self.integer(reader, "poolSize", in: 2...100) ?? poolSize
+            if let timeout = try Self.integer(reader, "connectTimeoutMilliseconds", in: 100...60_000) {
                 connectTimeout = .milliseconds(timeout)
             }
-            if let timeout = reader.int(forKey: "acquireTimeoutMilliseconds") {
-                guard (1_000...600_000).contains(timeout) else {
-                    throw StoreError(
-                        .configuration, "store.postgres.acquireTimeoutMilliseconds: \(timeout) is outside 1000...600000"
-                    )
-                }
+            if let timeout = try Self.integer(reader, "acquireTimeoutMilliseconds", in: 1_000...600_000) {
                 acquireTimeout = .milliseconds(timeout)
+            }
+        }
+
+        private static func integer(
+            _ reader: ConfigReader, _ key: String, in range: ClosedRange<Int>
+        ) throws(StoreError) -> Int? {
+            do {
+                return try reader.wholeNumber(forKey: key, in: range)
+            } catch {
+                throw StoreError(.configuration, "store.postgres.\(key): \(error.reason)")
             }
         }
 

@@ -234,9 +234,7 @@ public final class PostgresQuoteStore: QuoteStore {
         let (data, bytes) = try Self.decode(row, as: (Data, Data).self)
         let history: [StateChange]
         do {
-            history = try HistoryCodec.decode(bytes).map { step in
-                StateChange(from: step.from, to: step.to, at: StoredTime.date(step.at), seq: step.seq)
-            }
+            history = try HistoryCodec.decode(bytes)
         } catch {
             throw StoreError(.corrupt, "\(error)")
         }

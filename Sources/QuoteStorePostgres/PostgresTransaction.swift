@@ -376,9 +376,9 @@ final class PostgresTransaction: StoreTransaction {
     private func history(of entry: PendingQuote, offset: Int64) -> Data {
         HistoryCodec.appending(
             entry.steps.map { change in
-                HistoryStep(
-                    from: change.from, to: change.to, seq: change.seq + offset,
-                    at: StoredTime.milliseconds(change.at))
+                var change = change
+                change.seq += offset
+                return change
             }, to: entry.committed)
     }
 

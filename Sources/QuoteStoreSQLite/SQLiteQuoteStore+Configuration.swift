@@ -59,23 +59,11 @@ extension SQLiteQuoteStore {
         private static func integer(
             _ reader: ConfigReader, _ key: String, prefix: String, default fallback: Int, range: ClosedRange<Int>
         ) throws(StoreError) -> Int {
-            let configKey = ConfigKey(key)
-            let value: Int
-            if let number = reader.int(forKey: configKey) {
-                value = number
-            } else if let text = reader.string(forKey: configKey) {
-                guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
-                    throw StoreError(.configuration, "\(prefix)\(key): \"\(text)\" is not a whole number")
-                }
-                value = number
-            } else {
-                return fallback
+            do {
+                return try reader.wholeNumber(forKey: key, in: range) ?? fallback
+            } catch {
+                throw StoreError(.configuration, "\(prefix)\(key): \(error.reason)")
             }
-            guard range.contains(value) else {
-                throw StoreError(
-                    .configuration, "\(prefix)\(key): \(value) is outside \(range.lowerBound)...\(range.upperBound)")
-            }
-            return value
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import QuoteCore
+import QuoteStore
 import QuoteStoreCodec
 
 extension SQLiteQuoteStore {
@@ -170,7 +171,7 @@ extension SQLiteQuoteStore {
     private static func foldHistory(_ db: Database) throws {
         let update = try db.makeStatement(sql: "UPDATE quotes SET history = ? WHERE id = ?")
         var quote: Int64?
-        var steps: [HistoryStep] = []
+        var steps: [StateChange] = []
         func flush() throws {
             guard let quote, !steps.isEmpty else { return }
             try update.execute(arguments: [HistoryCodec.appending(steps, to: Data()), quote])
@@ -192,7 +193,7 @@ extension SQLiteQuoteStore {
                 throw QuoteCodec.CorruptRecord(
                     description: "quote \(id) has a history step \(fromName ?? "-") -> \(toName)")
             }
-            steps.append(HistoryStep(from: from ?? nil, to: to, seq: row[1], at: row[4]))
+            steps.append(StateChange(from: from ?? nil, to: to, at: StoredTime.date(row[4]), seq: row[1]))
         }
         try flush()
     }

@@ -225,9 +225,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                     db, sql: "SELECT data, history FROM quotes WHERE id = ?", arguments: [id.rawValue])
             else { return nil }
             let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 0))
-            let history = try HistoryCodec.decode(try row.decode(atIndex: 1)).map { step in
-                StateChange(from: step.from, to: step.to, at: StoredTime.date(step.at), seq: step.seq)
-            }
+            let history = try HistoryCodec.decode(try row.decode(atIndex: 1))
             return QuoteRecord(quote: quote, history: history)
         }
     }

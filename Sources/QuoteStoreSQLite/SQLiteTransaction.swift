@@ -94,7 +94,7 @@ final class SQLiteTransaction: StoreTransaction {
     func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws(StoreError) {
         try run {
             try willWrite()
-            let bytes = HistoryCodec.appending(steps.map(step), to: Data())
+            let bytes = HistoryCodec.appending(steps, to: Data())
             let statement = try prepared(
                 .insertQuote,
                 """
@@ -130,7 +130,7 @@ final class SQLiteTransaction: StoreTransaction {
                 let statement = try prepared(.loadHistory, "SELECT history FROM quotes WHERE id = ?")
                 before = try statement.fetchFirst(binding: { $0.bind(id) }, { $0.data(0) }) ?? Data()
             }
-            let bytes = HistoryCodec.appending([self.step(step)], to: before)
+            let bytes = HistoryCodec.appending([step], to: before)
             let statement = try prepared(
                 .updateQuote,
                 """
@@ -435,10 +435,6 @@ final class SQLiteTransaction: StoreTransaction {
         let data = QuoteCodec.encode(quote)
         encoded = (quote, data)
         return data
-    }
-
-    private func step(_ change: StateChange) -> HistoryStep {
-        HistoryStep(from: change.from, to: change.to, seq: change.seq, at: StoredTime.milliseconds(change.at))
     }
 
     /// `body`, its database failures as `StoreError`.

@@ -122,30 +122,18 @@ struct RequestParser {
         try typed("customer", "an object", startingWith: "{") { parser throws(Failure) in try parser.customerObject() }
     }
 
+    private static let customerKeys: [StaticString] = ["name", "email", "address"]
+    private static let carKeys: [StaticString] = ["make", "model", "year", "trim"]
+
     private mutating func customerObject() throws(Failure) -> Submission.CustomerInput {
-        var customer = Submission.CustomerInput()
-        var seen: UInt8 = 0
-        try object(depth: 1) { parser, key throws(Failure) in
-            let bit: UInt8 =
-                switch key {
-                case "name": 1
-                case "email": 2
-                case "address": 4
-                default: 0
-                }
-            if seen & bit != 0 { parser.refuse("customer." + key.text, "is given more than once") }
-            seen |= bit
-            switch key {
-            case "name": try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
-            case "email": try parser.first(&customer.email, depth: 2) { try $0.string("customer.email") }
-            case "address": try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
-            default:
-                let name = "customer." + key.text
-                if parser.unknownNested.map({ WireRequest.precedes(name, $0) }) ?? true { parser.unknownNested = name }
-                try parser.skipValue(depth: 2)
+        try members("customer", of: Submission.CustomerInput(), Self.customerKeys) {
+            parser, index, customer throws(Failure) in
+            switch index {
+            case 0: try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
+            case 1: try parser.first(&customer.email, depth: 2) { try $0.string("customer.email") }
+            default: try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
             }
         }
-        return customer
     }
 
     private mutating func car() throws(Failure) -> Submission.CarInput? {
@@ -153,31 +141,38 @@ struct RequestParser {
     }
 
     private mutating func carObject() throws(Failure) -> Submission.CarInput {
-        var car = Submission.CarInput()
-        var seen: UInt8 = 0
-        try object(depth: 1) { parser, key throws(Failure) in
-            let bit: UInt8 =
-                switch key {
-                case "make": 1
-                case "model": 2
-                case "year": 4
-                case "trim": 8
-                default: 0
-                }
-            if seen & bit != 0 { parser.refuse("car." + key.text, "is given more than once") }
-            seen |= bit
-            switch key {
-            case "make": try parser.first(&car.make, depth: 2) { try $0.string("car.make") }
-            case "model": try parser.first(&car.model, depth: 2) { try $0.string("car.model") }
-            case "year": try parser.first(&car.year, depth: 2) { try $0.int("car.year") }
-            case "trim": try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
-            default:
-                let name = "car." + key.text
-                if parser.unknownNested.map({ WireRequest.precedes(name, $0) }) ?? true { parser.unknownNested = name }
-                try parser.skipValue(depth: 2)
+        try members("car", of: Submission.CarInput(), Self.carKeys) {
+            parser, index, car throws(Failure) in
+            switch index {
+            case 0: try parser.first(&car.make, depth: 2) { try $0.string("car.make") }
+            case 1: try parser.first(&car.model, depth: 2) { try $0.string("car.model") }
+            case 2: try parser.first(&car.year, depth: 2) { try $0.int("car.year") }
+            default: try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
             }
         }
-        return car
+    }
+
+    /// Reads the object `path` (`customer`, `car`) into `value`: `read` gets each member by its
+    /// index in `keys`; a key given twice is refused, and the first unknown one (in byte order)
+    /// is remembered for the operation's check.
+    private mutating func members<Value>(
+        _ path: String, of value: Value, _ keys: [StaticString],
+        _ read: (inout RequestParser, Int, inout Value) throws(Failure) -> Void
+    ) throws(Failure) -> Value {
+        var value = value
+        var seen: UInt8 = 0
+        try object(depth: 1) { parser, key throws(Failure) in
+            guard let index = keys.firstIndex(where: { $0 ~= key }) else {
+                let name = path + "." + key.text
+                if parser.unknownNested.map({ WireRequest.precedes(name, $0) }) ?? true { parser.unknownNested = name }
+                return try parser.skipValue(depth: 2)
+            }
+            let bit: UInt8 = 1 << UInt8(index)
+            if seen & bit != 0 { parser.refuse(path + "." + key.text, "is given more than once") }
+            seen |= bit
+            try read(&parser, index, &value)
+        }
+        return value
     }
 
     /// Reads a key's value into `slot`, unless an earlier copy of the key already set it: the

@@ -43,20 +43,6 @@ public struct WireCodec {
         RequestParser.parseKeepingID(bytes)
     }
 
-    /// ``decodeRequest(_:)`` through `JSONDecoder` and `WireRequest`'s `Decodable`
-    /// conformance: the reference the hand parser is tested against.
-    public func decodeRequestWithFoundation(_ bytes: [UInt8]) -> Result<WireRequest, WireError> {
-        do {
-            let request = try decoder.decode(WireRequest.self, from: Data(bytes))
-            if let error = request.textError() { return .failure(error) }
-            return .success(request)
-        } catch let error as DecodingError {
-            return .failure(Self.wireError(error))
-        } catch {
-            return .failure(WireError(code: .invalidJSON, message: "the request is not valid JSON"))
-        }
-    }
-
     /// Decodes any protocol value, such as a reply or an event (for clients).
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try decoder.decode(type, from: Data(bytes))
@@ -123,55 +109,6 @@ public struct WireCodec {
         } catch {
             // Our types always encode; keep the daemon up regardless.
             return Array(#"{"v":1,"ok":false,"error":{"code":"internal","message":"encoding failed"}}"#.utf8)
-        }
-    }
-
-    static func wireError(_ error: DecodingError) -> WireError {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.reduce("") { path, key in
-                if let index = key.intValue { return path + "[\(index)]" }
-                return path.isEmpty ? key.stringValue : path + "." + key.stringValue
-            }
-        }
-        switch error {
-        case .typeMismatch(let type, let context):
-            let field = path(context.codingPath)
-            if context.codingPath.isEmpty {
-                return WireError(code: .invalidRequest, message: "the request must be a JSON object")
-            }
-            return WireError(
-                code: .invalidRequest, message: "\(field) has the wrong type",
-                problems: [.init(field: field, message: "must be \(Self.describe(type))")])
-        case .valueNotFound(let type, let context):
-            let field = path(context.codingPath)
-            return WireError(
-                code: .invalidRequest, message: "\(field) is null",
-                problems: [.init(field: field, message: "must be \(Self.describe(type)), not null")])
-        case .keyNotFound(let key, let context):
-            let field = path(context.codingPath + [key])
-            return WireError(
-                code: .invalidRequest, message: "\(field) is required",
-                problems: [.init(field: field, message: "is required")])
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                return WireError(code: .invalidJSON, message: "the request is not valid JSON")
-            }
-            let field = path(context.codingPath)
-            return WireError(
-                code: .invalidRequest, message: "\(field) is invalid",
-                problems: [.init(field: field, message: context.debugDescription)])
-        @unknown default:
-            return WireError(code: .invalidRequest, message: "the request could not be read")
-        }
-    }
-
-    static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Bool.Type: "true or false"
-        case is [String].Type, is [Any].Type: "an array"
-        default: "\(type)"
         }
     }
 }

@@ -56,7 +56,7 @@ public enum Operation: String, Sendable, Hashable, CaseIterable {
 ///
 /// Every field is optional here; ``WireRequest/action(currency:)`` checks what each operation needs
 /// and reports every missing or wrong field at once.
-public struct WireRequest: Codable, Sendable, Hashable {
+public struct WireRequest: Encodable, Sendable, Hashable {
     public var v: Int?
     public var op: String?
     public var id: RequestID?
@@ -289,74 +289,5 @@ extension WireRequest {
         case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
             limit
         case year, trim, make, model, price, priceCents, reason, since, free, skill
-    }
-
-    /// Decodes only the keys the frame has. The synthesized decoder asked for each of the 24
-    /// optional keys in turn, and those lookups were most of the daemon's decoding time
-    /// (`quoted-bench codec`: 27k submit frames/s before, 40k after).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        defer { presence = (try? Presence(decoder)) ?? Presence() }
-        for key in container.allKeys {
-            switch key {
-            case .v: v = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
-            case .op: op = try container.decodeIfPresent(String.self, forKey: key)
-            case .id: id = try container.decodeIfPresent(RequestID.self, forKey: key)
-            case .customer: customer = try container.decodeIfPresent(Submission.CustomerInput.self, forKey: key)
-            case .car: car = try container.decodeIfPresent(Submission.CarInput.self, forKey: key)
-            case .services: services = try container.decodeIfPresent([String].self, forKey: key)
-            case .mechanic: mechanic = try container.decodeIfPresent(String.self, forKey: key)
-            case .coupon: coupon = try container.decodeIfPresent(String.self, forKey: key)
-            case .idempotencyKey: idempotencyKey = try container.decodeIfPresent(String.self, forKey: key)
-            case .book: book = try container.decodeIfPresent(Bool.self, forKey: key)
-            case .wait: wait = try container.decodeIfPresent(Bool.self, forKey: key)
-            case .quoteId: quoteId = try container.decodeWholeNumberIfPresent(forKey: key)
-            case .state: state = try container.decodeIfPresent(String.self, forKey: key)
-            case .after: after = try container.decodeWholeNumberIfPresent(forKey: key)
-            case .limit: limit = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
-            case .year: year = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
-            case .trim: trim = try container.decodeIfPresent(String.self, forKey: key)
-            case .make: make = try container.decodeIfPresent(String.self, forKey: key)
-            case .model: model = try container.decodeIfPresent(String.self, forKey: key)
-            case .price: price = try container.decodeIfPresent(String.self, forKey: key)
-            case .priceCents: priceCents = try container.decodeWholeNumberIfPresent(forKey: key)
-            case .reason: reason = try container.decodeIfPresent(String.self, forKey: key)
-            case .since: since = try container.decodeWholeNumberIfPresent(forKey: key)
-            case .free: free = try container.decodeIfPresent(Bool.self, forKey: key)
-            case .skill: skill = try container.decodeIfPresent(String.self, forKey: key)
-            }
-        }
-    }
-}
-
-extension WireRequest.Presence {
-    /// Any key, to list those the protocol does not have.
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    /// The keys of the object `decoder` reads, and of its `customer` and `car` objects.
-    init(_ decoder: any Decoder) throws {
-        let all = try decoder.container(keyedBy: AnyKey.self)
-        var nested: String?
-        for key in all.allKeys {
-            if let field = WireRequest.Fields(name: key.stringValue) {
-                fields.insert(field)
-                guard field == .customer || field == .car,
-                    let object = try? all.nestedContainer(keyedBy: AnyKey.self, forKey: key)
-                else { continue }
-                let known = field == .customer ? ["name", "email", "address"] : ["make", "model", "year", "trim"]
-                for inner in object.allKeys where !known.contains(inner.stringValue) {
-                    let name = (field == .customer ? "customer." : "car.") + inner.stringValue
-                    if nested.map({ WireRequest.precedes(name, $0) }) ?? true { nested = name }
-                }
-            } else if unknown.map({ WireRequest.precedes(key.stringValue, $0) }) ?? true {
-                unknown = key.stringValue
-            }
-        }
-        if unknown == nil { unknown = nested }
     }
 }

@@ -40,7 +40,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The CURVE keys to connect with, when given.
-    func curve() throws(ClientError) -> CurveCredentials? {
+    func curve() throws(QuotedError) -> CurveCredentials? {
         guard let key = keyFile, let serverKey = serverKeyFile else { return nil }
         return try CurveCredentials(keyFile: key, serverKeyFile: serverKey)
     }
@@ -49,11 +49,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Runs `body` with a ZeroMQ context; prints failures in words and exits with the
     /// documented status (1 refused, 64 usage, 69 unreachable, 70 internal).
-    func session(_ body: (Context, inout Output) throws(ClientError) -> Void) throws {
+    func session(_ body: (Context, inout Output) throws(QuotedError) -> Void) throws {
         var output = Output(json: json)
-        do throws(ClientError) {
+        do throws(QuotedError) {
             let context: Context
-            do { context = try Context() } catch { throw ClientError(.internal, "cannot start ZeroMQ: \(error)") }
+            do { context = try Context() } catch { throw QuotedError(.internal, "cannot start ZeroMQ: \(error)") }
             try body(context, &output)
         } catch {
             output.failure(error)
@@ -63,11 +63,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Runs `body` with a client of the command endpoint; with `oneDaemon`, of the first
     /// of several (for a command whose replies describe the daemon that answers).
-    func run(oneDaemon: Bool = false, _ body: (borrowing CommandClient, inout Output) throws(ClientError) -> Void)
+    func run(oneDaemon: Bool = false, _ body: (borrowing CommandClient, inout Output) throws(QuotedError) -> Void)
         throws
     {
         let endpoint = oneDaemon ? (CommandClient.endpoints(endpoint).first ?? endpoint) : endpoint
-        try session { (context, output) throws(ClientError) in
+        try session { (context, output) throws(QuotedError) in
             let client = try CommandClient(
                 context: context, endpoint: endpoint, timeout: replyTimeout, curve: try curve())
             try body(client, &output)
@@ -77,18 +77,13 @@ struct GlobalOptions: ParsableArguments {
     /// Runs `body` with the library's async client (`Quoted`) of the command endpoints; a
     /// safe request is sent again up to `retries` times when no reply comes. Prints failures
     /// in words and exits with the documented status, as ``session(_:)`` does.
-    func withQuoted(retries: Int = 0, _ body: (Quoted, inout Output) async throws(ClientError) -> Void) async throws {
+    func withQuoted(retries: Int = 0, _ body: (Quoted, inout Output) async throws(QuotedError) -> Void) async throws {
         var output = Output(json: json)
-        do throws(ClientError) {
+        do throws(QuotedError) {
             let configuration = Quoted.Configuration(
                 endpoints: CommandClient.endpoints(endpoint), events: CommandClient.endpoints(events),
                 timeout: replyTimeout, retries: retries, curve: try curve())
-            let quoted: Quoted
-            do {
-                quoted = try Quoted(configuration)
-            } catch {
-                throw ClientError(error)
-            }
+            let quoted = try Quoted(configuration)
             try await body(quoted, &output)
         } catch {
             output.failure(error)
@@ -96,12 +91,20 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Sends `request` and shows its reply: as JSON with `--json`, otherwise as `render` draws
+    /// it; a refusal or a timeout is reported and sets the exit status.
+    func show(_ request: WireRequest, _ render: (WireReply, inout Output) throws(QuotedError) -> Void) async throws {
+        try await withQuoted { (quoted, output) throws(QuotedError) in
+            let reply = try await quoted.checked(request)
+            if output.json { return output.reply(reply) }
+            try render(reply, &output)
+        }
+    }
+
     /// Sends a request about one quote and shows the quote it returns: as JSON, or as the
     /// quote view (with its history when the reply has one, and its receipt with `receipt`).
     func showQuote(_ request: WireRequest, receipt: Bool = false) async throws {
-        try await withQuoted { (quoted, output) throws(ClientError) in
-            let reply = try await quoted.checked(request)
-            if output.json { return output.reply(reply) }
+        try await show(request) { reply, output in
             guard let quote = reply.quote else { return }
             output.quote(quote, history: reply.history)
             if receipt, let details = quote.receipt { output.receipt(details) }
@@ -111,28 +114,9 @@ struct GlobalOptions: ParsableArguments {
 
 extension Quoted {
     /// Sends `request` and returns its reply, a refusal or a timeout thrown as the CLI's
-    /// ``ClientError``; with `retry`, sent again as the configuration allows (reads, and a
+    /// ``QuotedError``; with `retry`, sent again as the configuration allows (reads, and a
     /// submit with its idempotency key).
-    func checked(_ request: WireRequest, retry: Bool = false) async throws(ClientError) -> WireReply {
-        do {
-            return try await send(request, retry: retry)
-        } catch {
-            throw ClientError(error)
-        }
-    }
-}
-
-extension ClientError {
-    /// The CLI's error for a failure of the async client, with the same exit statuses.
-    init(_ error: QuotedError) {
-        if let refusal = error.refusal {
-            self.init(refusal: refusal)
-        } else if error.code == .timedOut {
-            self.init(.unreachable, error.message)
-        } else if error.code == .usage || error.code == .invalidSubmission {
-            self.init(.usage, error.description)
-        } else {
-            self.init(.internal, error.message)
-        }
+    func checked(_ request: WireRequest, retry: Bool = false) async throws(QuotedError) -> WireReply {
+        try await send(request, retry: retry)
     }
 }

@@ -41,12 +41,13 @@ struct Output {
         line(String(decoding: codec.encode(event), as: UTF8.self))
     }
 
-    func failure(_ error: ClientError) {
+    func failure(_ error: QuotedError) {
         if let refusal = error.refusal {
             errorLine("quotectl: refused (\(refusal.code.rawValue)): \(refusal.message)")
             for problem in refusal.problems ?? [] { errorLine("  - \(problem.field): \(problem.message)") }
         } else {
             errorLine("quotectl: \(error.message)")
+            for problem in error.problems { errorLine("  - \(problem.field): \(problem.message)") }
         }
     }
 

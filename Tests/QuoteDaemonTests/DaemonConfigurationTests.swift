@@ -5,6 +5,7 @@ import QuoteCore
 import QuoteDaemon
 import QuoteMetricsServer
 import QuoteStore
+import QuoteStorePostgres
 import QuoteStoreSQLite
 import SystemPackage
 import Testing
@@ -68,6 +69,43 @@ struct DaemonConfigurationTests {
         #expect(error?.code == .configuration)
         #expect(error?.message.hasPrefix(key) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test(
+        "an invalid PostgreSQL setting is refused with its full key and the reason, as SQLite's are",
+        arguments: [
+            ("store.postgres.poolSize", ConfigValue(.string("many"), isSecret: false), "not a whole number"),
+            ("store.postgres.poolSize", ConfigValue(.int(1), isSecret: false), "outside 2...100"),
+            (
+                "store.postgres.connectTimeoutMilliseconds", ConfigValue(.string("99"), isSecret: false),
+                "outside 100...60000"
+            ),
+        ])
+    func invalidPostgresValues(key: String, value: ConfigValue, reason: String) {
+        let url = ConfigValue(.string("postgresql://quoted@127.0.0.1:5432/quoted"), isSecret: false)
+        let values = [
+            AbsoluteConfigKey(["store", "postgres", "url"]): url,
+            AbsoluteConfigKey(key.split(separator: ".").map(String.init)): value,
+        ]
+        let error = #expect(throws: StoreError.self) {
+            try PostgresQuoteStore.Configuration(reader: Self.reader(values).scoped(to: "store.postgres"))
+        }
+        #expect(error?.code == .configuration)
+        #expect(error?.message.hasPrefix(key) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("a PostgreSQL number written as text with separators is read as the number")
+    func postgresNumberAsText() throws {
+        let values = [
+            AbsoluteConfigKey(["store", "postgres", "url"]): ConfigValue(
+                .string("postgresql://quoted@127.0.0.1:5432/quoted"), isSecret: false),
+            AbsoluteConfigKey(["store", "postgres", "acquireTimeoutMilliseconds"]): ConfigValue(
+                .string("20_000"), isSecret: false),
+        ]
+        let configuration = try PostgresQuoteStore.Configuration(
+            reader: Self.reader(values).scoped(to: "store.postgres"))
+        #expect(configuration.acquireTimeout == .seconds(20))
     }
 
     @Test(

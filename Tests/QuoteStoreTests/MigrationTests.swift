@@ -87,8 +87,8 @@ struct MigrationTests {
         let booked = try Self.ready(12).booked(with: mechanic, at: at)
         let history = HistoryCodec.appending(
             [
-                HistoryStep(from: nil, to: .submitted, seq: 1, at: milliseconds),
-                HistoryStep(from: .submitted, to: .ready, seq: 2, at: milliseconds),
+                StateChange(from: nil, to: .submitted, at: StoredTime.date(milliseconds), seq: 1),
+                StateChange(from: .submitted, to: .ready, at: StoredTime.date(milliseconds), seq: 2),
             ], to: Data())
         // The file as schema v2 left it: a ready quote submitted with a key, and a booked one
         // holding its mechanic.
@@ -201,7 +201,8 @@ struct MigrationTests {
         let states: [QuoteStatus?] = [nil] + QuoteStatus.allCases
         let steps = states.enumerated().flatMap { index, from in
             QuoteStatus.allCases.map { to in
-                HistoryStep(from: from, to: to, seq: Int64(index) << 40 | 12_345, at: -1 - Int64(index))
+                StateChange(
+                    from: from, to: to, at: StoredTime.date(-1 - Int64(index)), seq: Int64(index) << 40 | 12_345)
             }
         }
         let half = steps.count / 2
@@ -214,7 +215,7 @@ struct MigrationTests {
     @Test("a truncated or unknown stored history is refused, not misread")
     func corruptHistoryIsRefused() async throws {
         let stored = HistoryCodec.appending(
-            [HistoryStep(from: .ready, to: .booked, seq: 3, at: 4)], to: Data())
+            [StateChange(from: .ready, to: .booked, at: StoredTime.date(4), seq: 3)], to: Data())
         #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(stored.dropLast()) }
         var unknownState = stored
         unknownState[unknownState.startIndex + 2] = 9

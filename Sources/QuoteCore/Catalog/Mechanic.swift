@@ -1,22 +1,8 @@
 /// A mechanic's stable identifier: it never changes, even if the name does.
-public struct MechanicID: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
-    /// The numeric identifier.
+public struct MechanicID: NumericIdentifier {
     public let rawValue: Int64
 
-    /// Wraps a numeric identifier.
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
-
-    public var description: String { "\(rawValue)" }
-    public static func < (lhs: MechanicID, rhs: MechanicID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(Int64.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A mechanic who can be booked for work up to their skill.

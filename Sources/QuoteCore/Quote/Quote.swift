@@ -1,24 +1,10 @@
 public import Foundation
 
 /// A quote's identifier, assigned by the store.
-public struct QuoteID: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
-    /// The numeric identifier.
+public struct QuoteID: NumericIdentifier {
     public let rawValue: Int64
 
-    /// Wraps a numeric identifier.
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
-
-    public var description: String { "\(rawValue)" }
-    public static func < (lhs: QuoteID, rhs: QuoteID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(Int64.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A customer's quote: the validated request and the stage it has reached.

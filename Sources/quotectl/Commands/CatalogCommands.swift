@@ -19,12 +19,10 @@ struct Mechanics: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
-            var request = WireRequest(op: .mechanics)
-            request.free = free ? true : nil
-            request.skill = skill
-            let reply = try await quoted.checked(request)
-            if output.json { return output.reply(reply) }
+        var request = WireRequest(op: .mechanics)
+        request.free = free ? true : nil
+        request.skill = skill
+        try await global.show(request) { reply, output in
             output.table(
                 ["ID", "NAME", "SKILL", "STATUS", "QUOTE", "FREE SINCE"],
                 (reply.mechanics ?? []).map { mechanic in
@@ -46,9 +44,7 @@ struct Services: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
-            let reply = try await quoted.checked(WireRequest(op: .services))
-            if output.json { return output.reply(reply) }
+        try await global.show(WireRequest(op: .services)) { reply, output in
             output.table(
                 ["SERVICE", "MINIMUM SKILL", "PRICE"],
                 (reply.services ?? []).map { [$0.name, $0.minimumSkill, Output.money($0.priceCents)] })
@@ -63,9 +59,7 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
-            let reply = try await quoted.checked(WireRequest(op: .stats))
-            if output.json { return output.reply(reply) }
+        try await global.show(WireRequest(op: .stats)) { reply, output in
             let counts = reply.counts ?? [:]
             var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
             rows.append(["total", String(counts.values.reduce(0, +))])
@@ -86,7 +80,7 @@ struct Ping: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
+        try await global.withQuoted { (quoted, output) throws(QuotedError) in
             let clock = ContinuousClock()
             let start = clock.now
             let reply = try await quoted.checked(WireRequest(op: .ping))
@@ -95,8 +89,8 @@ struct Ping: AsyncParsableCommand {
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
             let roundTrip = "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms"
             guard reply.store != "down" else {
-                throw ClientError(
-                    .unreachable,
+                throw QuotedError(
+                    .unavailable,
                     "quoted at \(global.endpoint) answers, but its store is down (\(reply.storeError ?? "no answer")):"
                         + " writes are refused with storage_error")
             }

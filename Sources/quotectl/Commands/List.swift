@@ -25,13 +25,11 @@ struct List: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
-            var request = WireRequest(op: .list)
-            request.state = state
-            request.limit = limit
-            request.after = after
-            let reply = try await quoted.checked(request)
-            if output.json { return output.reply(reply) }
+        var request = WireRequest(op: .list)
+        request.state = state
+        request.limit = limit
+        request.after = after
+        try await global.show(request) { reply, output in
             let quotes = reply.quotes ?? []
             output.table(
                 ["ID", "STATE", "CUSTOMER", "CAR", "PRICE", "MECHANIC", "UPDATED"],

@@ -26,10 +26,7 @@ struct Resolve: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The quote id.") var id: Int64
     @Option(help: "A manual price, like 66.25.") var price: String?
-    @Option(help: "The car's model year.") var year: Int?
-    @Option(help: "The car's trim.") var trim: String?
-    @Option(help: "The car's make.") var make: String?
-    @Option(help: "The car's model.") var model: String?
+    @OptionGroup var car: CarOptions
     @Option(name: .customLong("service"), help: "Replace the services (repeat for several).")
     var services: [String] = []
 
@@ -37,10 +34,10 @@ struct Resolve: AsyncParsableCommand {
         var request = WireRequest(op: .resolve)
         request.quoteId = id
         request.price = price
-        request.year = year
-        request.trim = trim
-        request.make = make
-        request.model = model
+        request.year = car.year
+        request.trim = car.trim
+        request.make = car.make
+        request.model = car.model
         request.services = services.isEmpty ? nil : services
         try await global.showQuote(request)
     }
@@ -118,11 +115,9 @@ struct Waiting: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.withQuoted { (quoted, output) throws(ClientError) in
-            var request = WireRequest(op: .waiting)
-            request.limit = limit
-            let reply = try await quoted.checked(request)
-            if output.json { return output.reply(reply) }
+        var request = WireRequest(op: .waiting)
+        request.limit = limit
+        try await global.show(request) { reply, output in
             let now = Date()
             output.table(
                 ["#", "ID", "CUSTOMER", "PRICE", "WAITING FOR", "SINCE", "WAITED"],

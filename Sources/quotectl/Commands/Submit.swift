@@ -24,10 +24,7 @@ struct Submit: AsyncParsableCommand {
     @Option(help: "The customer's full name.") var name: String?
     @Option(help: "The customer's email address.") var email: String?
     @Option(help: "Where the work happens.") var address: String?
-    @Option(help: "The car's make.") var make: String?
-    @Option(help: "The car's model.") var model: String?
-    @Option(help: "The car's model year.") var year: Int?
-    @Option(help: "The car's trim.") var trim: String?
+    @OptionGroup var car: CarOptions
     @Option(name: .customLong("service"), help: "A service by its catalog name (repeat for several).")
     var services: [String] = []
     @Option(help: "The preferred mechanic's name.") var mechanic: String?
@@ -38,7 +35,7 @@ struct Submit: AsyncParsableCommand {
     @Option(help: "Times the submission is sent again, with its idempotency key, when no reply comes in time.")
     var retries = 2
 
-    func request() throws(ClientError) -> WireRequest {
+    func request() throws(QuotedError) -> WireRequest {
         var request = WireRequest(op: .submit)
         if let file {
             let data: Data
@@ -48,12 +45,12 @@ struct Submit: AsyncParsableCommand {
                     ? FileHandle.standardInput.readDataToEndOfFile()
                     : try Data(contentsOf: URL(fileURLWithPath: file))
             } catch {
-                throw ClientError(.usage, "cannot read \(file): \(error.localizedDescription)")
+                throw QuotedError(.usage, "cannot read \(file): \(error.localizedDescription)")
             }
             do {
-                request = try WireCodec().decode(WireRequest.self, from: Array(data))
+                request = try WireCodec().decodeRequest(Array(data)).get()
             } catch {
-                throw ClientError(.usage, "\(file == "-" ? "standard input" : file) is not a submission: \(error)")
+                throw QuotedError(.usage, "\(file == "-" ? "standard input" : file) is not a submission: \(error)")
             }
             request.v = 1
             request.op = Operation.submit.rawValue
@@ -63,12 +60,7 @@ struct Submit: AsyncParsableCommand {
         customer.email = email ?? customer.email
         customer.address = address ?? customer.address
         if customer != .init() { request.customer = customer }
-        var car = request.car ?? .init()
-        car.make = make ?? car.make
-        car.model = model ?? car.model
-        car.year = year ?? car.year
-        car.trim = trim ?? car.trim
-        if car != .init() { request.car = car }
+        request.car = car.applied(to: request.car)
         if !services.isEmpty { request.services = services }
         request.mechanic = mechanic ?? request.mechanic
         request.coupon = coupon ?? request.coupon
@@ -84,7 +76,7 @@ struct Submit: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.withQuoted(retries: retries) { (quoted, output) throws(ClientError) in
+        try await global.withQuoted(retries: retries) { (quoted, output) throws(QuotedError) in
             // A repeat under the same key is answered with the first quote: safe to retry.
             let reply = try await quoted.checked(request(), retry: true)
             if output.json { return output.reply(reply) }
@@ -95,7 +87,7 @@ struct Submit: AsyncParsableCommand {
             output.quote(quote)
             if let position = reply.waitPosition { output.line("In line for a mechanic: number \(position).") }
             if let bookingError = reply.bookingError {
-                throw ClientError(
+                throw QuotedError(
                     refusal: WireError(
                         code: bookingError.code,
                         message:

@@ -44,7 +44,7 @@ struct Top: ParsableCommand {
 
     func run() throws {
         // Each daemon counts its own requests: with several endpoints, the first is watched.
-        try global.run(oneDaemon: true) { (client, output) throws(ClientError) in
+        try global.run(oneDaemon: true) { (client, output) throws(QuotedError) in
             if once || global.json {
                 try stream(client, output)
             } else {
@@ -54,7 +54,7 @@ struct Top: ParsableCommand {
     }
 
     /// `--once` and `--json`: frames or JSON objects on standard output, no screen control.
-    private func stream(_ client: borrowing CommandClient, _ output: Output) throws(ClientError) {
+    private func stream(_ client: borrowing CommandClient, _ output: Output) throws(QuotedError) {
         var earlier = try client.checked(WireRequest(op: .stats)).activity
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

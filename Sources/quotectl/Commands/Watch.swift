@@ -68,7 +68,7 @@ struct Watch: ParsableCommand {
         let endpoint = global.endpoint
         let timeout = global.replyTimeout
         let global = global
-        try global.session { (context, output) throws(ClientError) in
+        try global.session { (context, output) throws(QuotedError) in
             let curve = try global.curve()
             let commands = try CommandClient(context: context, endpoint: endpoint, timeout: timeout, curve: curve)
             var follower = try EventFollower(

@@ -261,6 +261,18 @@ extension Bench {
         try measure(curve, label: "submit --curve")
     }
 
+    /// `base` as a submit workload, once for each of `values`, set by `vary`.
+    private static func submits<Value>(
+        _ values: [Value], from base: Point, _ vary: (inout Point, Value) -> Void
+    ) -> [(Value, Point)] {
+        values.map { value in
+            var point = base
+            point.workload = .submit
+            vary(&point, value)
+            return (value, point)
+        }
+    }
+
     /// A series of points varying one thing; `plotData` receives --scaling load's curve.
     mutating func series(
         _ series: LoadBench.Series, base: Point, rates: [Double], preloads: [Int], plotData: String?
@@ -268,31 +280,27 @@ extension Bench {
         let all = series == .all
         if all || series == .clients {
             section("Clients (closed loop, submit)")
-            for clients in [1, 4, 16, 64] {
-                var point = base
-                point.workload = .submit
-                point.clients = clients
-                point.rate = nil
+            for (clients, point) in Self.submits(
+                [1, 4, 16, 64], from: base,
+                {
+                    $0.clients = $1
+                    $0.rate = nil
+                })
+            {
                 try baseline(point)
                 try measure(point, label: "submit, \(clients) clients")
             }
         }
         if all || series == .subscribers {
             section("Subscribers (closed loop, submit)")
-            for subscribers in [0, 1, 10, 100] {
-                var point = base
-                point.workload = .submit
-                point.subscribers = subscribers
+            for (subscribers, point) in Self.submits([0, 1, 10, 100], from: base, { $0.subscribers = $1 }) {
                 try measure(point, label: "\(subscribers) subscribers")
             }
         }
         if all || series == .load {
             section("Offered load (open loop, submit)")
             var plot = "# offered/s  ack-p50  ack-p99  event-p99  (ms)\n"
-            for rate in rates {
-                var point = base
-                point.workload = .submit
-                point.rate = rate
+            for (rate, point) in Self.submits(rates, from: base, { $0.rate = $1 }) {
                 let (result, event) = try measure(point, label: "submit at \(Self.rate(rate))/s")
                 plot += String(
                     format: "%.0f %.3f %.3f %.3f\n", rate, result.ack.milliseconds(at: 50),
@@ -318,10 +326,7 @@ extension Bench {
         }
         if all || series == .store {
             section("Stored quotes (closed loop, submit; startup and RSS with the store filled)")
-            for preload in preloads {
-                var point = base
-                point.workload = .submit
-                point.preload = preload
+            for (preload, point) in Self.submits(preloads, from: base, { $0.preload = $1 }) {
                 try measure(point, label: "\(preload) stored")
             }
         }
