@@ -44,11 +44,7 @@ extension JSONWriter {
             key("car")
             car(request.car)
             key("services")
-            beginArray()
-            for service in request.services {
-                line(name: service.name, priceCents: service.listed?.price.cents)
-            }
-            endArray()
+            objects(request.services) { $0.line(name: $1.name, priceCents: $1.listed?.price.cents) }
             field("preferredMechanic", request.preferredMechanic?.name)
             field("coupon", request.coupon?.code)
         }
@@ -60,28 +56,19 @@ extension JSONWriter {
             field("discountCents", pricing.discount.cents)
             field("manualPrice", pricing.isManual)
         }
-        if let assignment {
-            key("mechanic")
-            mechanic(
-                id: assignment.mechanic.id.rawValue, name: assignment.mechanic.name,
-                skill: assignment.mechanic.skill.name)
-        }
+        field("mechanic", assignment?.mechanic) { $0.mechanic($1) }
         if let receipt {
             key("receipt")
             beginObject()
             key("lines")
-            beginArray()
-            for item in receipt.lines {
-                line(name: item.service, priceCents: item.price.cents)
-            }
-            endArray()
+            objects(receipt.lines) { $0.line(name: $1.service, priceCents: $1.price.cents) }
             field("subtotalCents", receipt.subtotal.cents)
             field("coupon", receipt.coupon)
             field("discountCents", receipt.discount.cents)
             field("totalCents", receipt.total.cents)
             field("total", receipt.total.formatted)
             key("mechanic")
-            mechanic(id: receipt.mechanic.id.rawValue, name: receipt.mechanic.name, skill: receipt.mechanic.skill.name)
+            mechanic(receipt.mechanic)
             key("customer")
             customer(receipt.customer)
             field("completedAt", receipt.completedAt)
@@ -93,10 +80,7 @@ extension JSONWriter {
         }
         field("cancelledFrom", cancelledFrom?.rawValue)
         if let waiting {
-            if let mechanic = waiting.mechanic {
-                key("waitingFor")
-                self.mechanic(id: mechanic.id.rawValue, name: mechanic.name, skill: mechanic.skill.name)
-            }
+            field("waitingFor", waiting.mechanic) { $0.mechanic($1) }
             field("waitingSince", waiting.since)
         }
         field("submittedAt", quote.submittedAt)
@@ -104,5 +88,9 @@ extension JSONWriter {
         field("submittedBy", quote.submittedBy)
         endObject()
         return requestPart
+    }
+
+    mutating func mechanic(_ value: Mechanic) {
+        mechanic(id: value.id.rawValue, name: value.name, skill: value.skill.name)
     }
 }
