@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import PostgresNIO
+import QuoteCore
+import QuoteStore
+import QuoteStoreCodec
+import Synchronization
+
+extension PostgresQuoteStore {
+    /// Runs `body` on a connection of the pool. While none comes, the server is checked every
+    /// second: one that refuses connections (down, restarting) fails the request at once, so
+    /// that it gets its `storage_error` promptly instead of waiting for the server to come back;
+    /// one that accepts them (busy, or out of sessions) is waited for up to
+    /// ``Configuration/acquireTimeout``. The pool reconnects by itself meanwhile.
+    func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws(StoreError) -> T
+    ) async throws(StoreError) -> T {
+        // Once the server is known down, check it at once.
+        let firstCheck: Duration = reachable.load(ordering: .relaxed) ? .seconds(1) : .zero
+        let (host, port, limit) = (server.host, server.port, acquireTimeout)
+        let client = client
+        // The lease is never cancelled (the pool does not always give up a lease cancelled
+        // while it cannot connect, nor the connection of one cancelled as it is handed over):
+        // the caller stops waiting for it at the deadline, and a connection leased after
+        // that is handed back unused.
+        let gate = LeaseGate<T, PostgresConnection>()
+        let watch = Mutex<Task<Void, Never>?>(nil)
+        defer { watch.withLock { $0 }?.cancel() }
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            gate.open(continuation)
+            Task {
+                do {
+                    try await client.withConnection { connection in
+                        guard gate.start(on: connection) else { return }
+                        do throws(StoreError) {
+                            gate.finish(.success(try await body(connection)))
+                        } catch {
+                            gate.finish(.failure(error))
+                        }
+                    }
+                } catch {
+                    gate.finish(.failure(Self.storeError(error)))
+                }
+            }
+            // The deadline's watch: ended as soon as there is an answer.
+            let deadline = Task {
+                var waited = Duration.zero
+                var step = firstCheck
+                while true {
+                    try? await Task.sleep(for: step)
+                    waited += step
+                    step = .seconds(1)
+                    let failure: StoreError
+                    switch gate.phase {
+                    case .done:
+                        return
+                    case .running(let connection):
+                        // A statement on a connection lost mid-transaction is not always
+                        // answered: the transaction has failed, and the caller hears so.
+                        guard connection.isClosed else { continue }
+                        _ = gate.abandon(StoreError(.unavailable, "PostgreSQL: the connection was lost"))
+                        return
+                    case .waiting:
+                        break
+                    }
+                    if !ServerProbe.accepts(host: host, port: port) {
+                        failure = StoreError(
+                            .unavailable, "PostgreSQL at \(host):\(port) refuses connections (down or restarting)")
+                    } else if waited >= limit {
+                        failure = StoreError(.unavailable, "PostgreSQL: no connection within \(limit)")
+                    } else {
+                        continue
+                    }
+                    _ = gate.abandon(failure)
+                    return
+                }
+            }
+            watch.withLock { $0 = deadline }
+        }
+        switch result {
+        case .success(let value):
+            if !reachable.exchange(true, ordering: .relaxed) {
+                logger.notice("PostgreSQL reachable again")
+            }
+            return value
+        case .failure(let error):
+            if error.code == .unavailable, reachable.exchange(false, ordering: .relaxed) {
+                logger.error(
+                    "PostgreSQL unreachable: requests get storage_error until it is back",
+                    metadata: ["error": "\(error.message)"])
+            }
+            throw error
+        }
+    }
+
+    func query(_ build: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+        let query: PostgresQuery
+        do {
+            query = try build()
+        } catch {
+            throw Self.storeError(error)
+        }
+        let logger = logger
+        return try await withConnection { connection throws(StoreError) in
+            do {
+                return try await connection.query(query, logger: logger).collect()
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Rolls back the transaction `error` ended, unless `error` was the connection's loss: the
+    /// server rolls it back then, and a statement sent on a lost connection may never be
+    /// answered.
+    static func rollback(_ connection: PostgresConnection, after error: StoreError) async {
+        guard error.code != .unavailable else { return }
+        try? await run(connection, "ROLLBACK")
+    }
+
+    static func rows(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
+        async throws(StoreError) -> [PostgresRow]
+    {
+        do {
+            return try await connection.query(try query(), logger: Logger(label: "quoted.postgres")).collect()
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    static func run(_ connection: PostgresConnection, _ query: @autoclosure () throws -> PostgresQuery)
+        async throws(StoreError)
+    {
+        _ = try await rows(connection, try query())
+    }
+
+    static func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)
+        -> (repeat each T)
+    {
+        do {
+            return try row.decode((repeat each T).self)
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+    }
+
+    /// `error` as a `StoreError`, with the server's message when it sent one.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            let state = error.serverInfo?[.sqlState] ?? "-"
+            // The connection lost, or the server shutting down or starting (SQLSTATE 57P...).
+            let lost: Set<PSQLError.Code> = [
+                .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
+            ]
+            let unavailable = lost.contains(error.code) || state.hasPrefix("57P")
+            // A deadlock or a serialization failure: the transaction was rolled back, and may
+            // be run again.
+            let conflict = state == "40P01" || state == "40001"
+            return StoreError(
+                unavailable ? .unavailable : conflict ? .busy : .database, "PostgreSQL: \(message) (SQLSTATE \(state))")
+        }
+        return StoreError(.database, "PostgreSQL: \(error)")
+    }
+}

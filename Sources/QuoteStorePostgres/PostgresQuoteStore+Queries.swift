@@ -1,0 +1,130 @@
+public import Foundation
+import Logging
+import PostgresNIO
+public import QuoteCore
+public import QuoteStore
+import QuoteStoreCodec
+import Synchronization
+
+extension PostgresQuoteStore {
+    public func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? {
+        let rows = try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue)")
+        guard let row = rows.first else { return nil }
+        let (data, bytes) = try Self.decode(row, as: (Data, Data).self)
+        let history: [StateChange]
+        do {
+            history = try HistoryCodec.decode(bytes)
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+        return QuoteRecord(quote: try PostgresTransaction.quote(data), history: history)
+    }
+
+    public func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
+        let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key)")
+        return try rows.first.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        let after = afterID?.rawValue ?? 0
+        let rows: [PostgresRow]
+        if let status {
+            rows = try await query(
+                "SELECT data FROM quotes WHERE state = \(status.rawValue) AND id > \(after) ORDER BY id LIMIT \(limit)")
+        } else {
+            rows = try await query("SELECT data FROM quotes WHERE id > \(after) ORDER BY id LIMIT \(limit)")
+        }
+        return try rows.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] {
+        let rows = try await query(
+            "SELECT data FROM quotes WHERE wait_seq IS NOT NULL ORDER BY wait_seq LIMIT \(limit)")
+        return try rows.map { row throws(StoreError) in
+            try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
+        }
+    }
+
+    public func mechanics() async throws(StoreError) -> [MechanicState] {
+        let rows = try await query(
+            "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active ORDER BY id")
+        return try rows.map { row throws(StoreError) in
+            let (id, name, skill, quote, freeSince) = try Self.decode(
+                row, as: (Int64, String, Int, Int64?, Int64?).self)
+            return MechanicState(
+                mechanic: PostgresTransaction.mechanic((id, name, skill)), quote: quote.map(QuoteID.init),
+                freeSince: freeSince.map(StoredTime.date))
+        }
+    }
+
+    public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
+        for row in try await query("SELECT state, count(*) FROM quotes GROUP BY state") {
+            let (state, count) = try Self.decode(row, as: (String, Int64).self)
+            if let status = QuoteStatus(rawValue: state) { counts[status] = Int(count) }
+        }
+        return counts
+    }
+
+    public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        let rows = try await query(
+            """
+            SELECT seq, at, type, quote_id, from_state, data, actor FROM events
+            WHERE seq > \(after) ORDER BY seq LIMIT \(limit)
+            """)
+        return try rows.map { row throws(StoreError) in
+            let (seq, at, type, quoteID, from, data, actor) = try Self.decode(
+                row, as: (Int64, Int64, String, Int64, String?, Data, String?).self)
+            let kind: StoredEvent.Kind
+            do {
+                kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quoteID))
+            } catch {
+                throw StoreError(.corrupt, "event \(seq): \(error)")
+            }
+            return StoredEvent(seq: seq, at: StoredTime.date(at), kind: kind, by: actor)
+        }
+    }
+
+    public func lastSequence() async throws(StoreError) -> Int64 {
+        let rows = try await query("SELECT last_seq FROM counters")
+        return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
+    }
+
+    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+        let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
+        let keep = Int64(retention.minimumCount)
+        let rows = try await query(
+            """
+            DELETE FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep) AND at < \(cutoff)
+            RETURNING seq
+            """)
+        return rows.count
+    }
+
+    public func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
+        var found: [IntegrityViolation] = []
+        for row in try await query(
+            """
+            SELECT q.id, q.mechanic_id FROM quotes q LEFT JOIN mechanics m ON m.id = q.mechanic_id
+            WHERE q.state = 'booked' AND (m.quote_id IS NULL OR m.quote_id != q.id)
+            """)
+        {
+            let (quote, mechanic) = try Self.decode(row, as: (Int64, Int64?).self)
+            found.append(.bookedWithoutMechanic(quote: quote, mechanic: mechanic))
+        }
+        for row in try await query(
+            """
+            SELECT m.id, m.quote_id FROM mechanics m LEFT JOIN quotes q ON q.id = m.quote_id
+            WHERE m.quote_id IS NOT NULL AND (q.state IS DISTINCT FROM 'booked' OR q.mechanic_id IS DISTINCT FROM m.id)
+            """)
+        {
+            let (mechanic, quote) = try Self.decode(row, as: (Int64, Int64).self)
+            found.append(.heldWithoutBooking(mechanic: mechanic, quote: quote))
+        }
+        return found
+    }
+}
