@@ -69,6 +69,10 @@ public protocol QuoteStore: Sendable {
     /// their events reach this one only through the log (``events(after:limit:)``).
     var isShared: Bool { get }
 
+    /// How often the store lost its database server and moved to another, and for how long it
+    /// had none; always zero for a store that has no server.
+    var availability: StoreAvailability { get }
+
     /// Calls `hint` whenever another process may have appended events, until cancelled: a
     /// hint only, which may come late, twice or not at all (a reader polls as well). Returns at
     /// once for a store no other process writes.
@@ -86,6 +90,9 @@ extension QuoteStore {
 
     /// One process only.
     public var isShared: Bool { false }
+
+    /// No server to lose.
+    public var availability: StoreAvailability { StoreAvailability() }
 
     /// Nothing to watch: no other process writes.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}

@@ -9,7 +9,12 @@ extension PostgresQuoteStore {
     /// Keys, under the store's section (`store.postgres` in quoted's configuration):
     /// - `url` / `QUOTED_STORE_POSTGRES_URL` / quoted's `--postgres`:
     ///   `postgresql://user:password@host:port/database` (port 5432 and database `quoted` by default;
-    ///   `?sslmode=require` asks for TLS, `disable` (the default) does not).
+    ///   `?sslmode=require` asks for TLS, `disable` (the default) does not). Several hosts, as
+    ///   libpq writes them (`postgresql://user@h1:5432,h2:5432/quoted?target_session_attrs=read-write`),
+    ///   name a primary and its standbys: quoted uses the one that accepts writes, and after
+    ///   losing it tries them again, in order, until one does. It never writes to a standby,
+    ///   whatever `target_session_attrs` says (`read-write`, `primary` or `any`; the others
+    ///   are refused).
     /// - `poolSize`: connections per daemon, 2 to 100; default 8. One of them listens for the
     ///   other daemons' appends.
     /// - `connectTimeoutMilliseconds`: how long a connection attempt may take, 100 to 60,000; default 5,000.
@@ -65,18 +70,58 @@ extension PostgresQuoteStore {
 
         /// The URL without its password, for logs.
         public var redactedURL: String {
-            guard var components = URLComponents(string: url), components.password != nil else { return url }
-            components.password = "***"
-            return components.string ?? "(url)"
+            guard let (scheme, authority, rest) = Self.split(url), let at = authority.lastIndex(of: "@"),
+                let colon = authority[..<at].firstIndex(of: ":")
+            else { return url }
+            return scheme + "://" + authority[..<colon] + ":***" + authority[at...] + rest
         }
 
-        /// Where the server listens.
-        var server: (host: String, port: Int) { (parts.host, parts.port) }
+        /// `scheme://authority/rest` in its three parts; `nil` without `://`.
+        private static func split(_ url: String) -> (scheme: String, authority: String, rest: String)? {
+            guard let separator = url.range(of: "://") else { return nil }
+            let afterScheme = url[separator.upperBound...]
+            let end = afterScheme.firstIndex { $0 == "/" || $0 == "?" } ?? afterScheme.endIndex
+            return (String(url[..<separator.lowerBound]), String(afterScheme[..<end]), String(afterScheme[end...]))
+        }
 
-        /// The client configuration for postgres-nio.
-        var client: PostgresClient.Configuration {
+        /// The hosts of an authority's host list (`h1:5432,[::1]:5433,h3`), in order.
+        private static func hosts(_ list: Substring) throws(StoreError) -> [PostgresHost] {
+            var hosts: [PostgresHost] = []
+            for entry in list.split(separator: ",", omittingEmptySubsequences: false) {
+                var name = entry
+                var port = 5432
+                if entry.hasPrefix("["), let close = entry.firstIndex(of: "]") {
+                    name = entry[entry.index(after: entry.startIndex)..<close]
+                    let after = entry[entry.index(after: close)...]
+                    if !after.isEmpty {
+                        guard after.hasPrefix(":"), let number = Int(after.dropFirst()) else {
+                            throw StoreError(.configuration, "store.postgres.url: host \(entry) has no valid port")
+                        }
+                        port = number
+                    }
+                } else if let colon = entry.lastIndex(of: ":") {
+                    name = entry[..<colon]
+                    guard let number = Int(entry[entry.index(after: colon)...]) else {
+                        throw StoreError(.configuration, "store.postgres.url: host \(entry) has no valid port")
+                    }
+                    port = number
+                }
+                guard !name.isEmpty else { throw StoreError(.configuration, "store.postgres.url: names an empty host") }
+                guard (1...65_535).contains(port) else {
+                    throw StoreError(.configuration, "store.postgres.url: port \(port) of \(name) is outside 1...65535")
+                }
+                hosts.append(PostgresHost(name: String(name), port: port))
+            }
+            return hosts
+        }
+
+        /// The servers the URL names, in its order: a primary and its standbys.
+        var hosts: [PostgresHost] { parts.hosts }
+
+        /// The pool's configuration for postgres-nio, on `host`.
+        func client(on host: PostgresHost) -> PostgresClient.Configuration {
             var configuration = PostgresClient.Configuration(
-                host: parts.host, port: parts.port, username: parts.user, password: parts.password,
+                host: host.name, port: host.port, username: parts.user, password: parts.password,
                 database: parts.database, tls: parts.tls ? .require(.makeClientConfiguration()) : .disable)
             configuration.options.maximumConnections = poolSize
             configuration.options.connectTimeout = connectTimeout
@@ -84,8 +129,7 @@ extension PostgresQuoteStore {
         }
 
         private struct Parts: Sendable {
-            var host: String
-            var port: Int
+            var hosts: [PostgresHost]
             var user: String
             var password: String?
             var database: String
@@ -93,14 +137,26 @@ extension PostgresQuoteStore {
         }
 
         private static func parse(_ url: String) throws(StoreError) -> Parts {
-            guard let components = URLComponents(string: url),
+            // URLComponents reads one host: the list is read here, and the rest of the URL with
+            // its first host alone.
+            guard let (scheme, authority, rest) = split(url) else {
+                throw StoreError(
+                    .configuration,
+                    "store.postgres.url: not a URL like postgresql://user:password@host:5432/quoted")
+            }
+            let at = authority.lastIndex(of: "@")
+            let list = authority[(at.map { authority.index(after: $0) } ?? authority.startIndex)...]
+            let hosts = try hosts(list)
+            let userInfo = at.map { authority[...$0] } ?? ""
+            let single = scheme + "://" + userInfo + (list.split(separator: ",").first ?? "") + rest
+            guard let components = URLComponents(string: single),
                 components.scheme == "postgresql" || components.scheme == "postgres"
             else {
                 throw StoreError(
                     .configuration,
                     "store.postgres.url: not a URL like postgresql://user:password@host:5432/quoted")
             }
-            guard let host = components.host, !host.isEmpty else {
+            guard components.host?.isEmpty == false else {
                 throw StoreError(.configuration, "store.postgres.url: names no host")
             }
             guard let user = components.user, !user.isEmpty else {
@@ -111,8 +167,15 @@ extension PostgresQuoteStore {
             guard ["disable", "require"].contains(mode) else {
                 throw StoreError(.configuration, "store.postgres.url: sslmode \(mode) is not disable or require")
             }
+            let attributes = components.queryItems?.first { $0.name == "target_session_attrs" }?.value ?? "any"
+            guard ["any", "read-write", "primary"].contains(attributes) else {
+                throw StoreError(
+                    .configuration,
+                    "store.postgres.url: target_session_attrs \(attributes) is not read-write, primary or any"
+                        + " (quoted writes: it always uses the host that accepts writes)")
+            }
             return Parts(
-                host: host, port: components.port ?? 5432, user: user.removingPercentEncoding ?? user,
+                hosts: hosts, user: user.removingPercentEncoding ?? user,
                 password: components.password.map { $0.removingPercentEncoding ?? $0 },
                 database: database.isEmpty ? "quoted" : database, tls: mode == "require")
         }

@@ -17,8 +17,9 @@ extension PostgresQuoteStore {
     ) async throws(StoreError) -> T {
         // Once the server is known down, check it at once.
         let firstCheck: Duration = reachable.load(ordering: .relaxed) ? .seconds(1) : .zero
-        let (host, port, limit) = (server.host, server.port, acquireTimeout)
-        let client = client
+        let pool = primary.pool
+        let (host, port, limit) = (pool.host.name, pool.host.port, acquireTimeout)
+        let client = pool.client
         // The lease is never cancelled (the pool does not always give up a lease cancelled
         // while it cannot connect, nor the connection of one cancelled as it is handed over):
         // the caller stops waiting for it at the deadline, and a connection leased after
@@ -79,11 +80,13 @@ extension PostgresQuoteStore {
         }
         switch result {
         case .success(let value):
+            primary.reached(pool)
             if !reachable.exchange(true, ordering: .relaxed) {
                 logger.notice("PostgreSQL reachable again")
             }
             return value
         case .failure(let error):
+            if error.code == .unavailable { primary.lost(pool) }
             if error.code == .unavailable, reachable.exchange(false, ordering: .relaxed) {
                 logger.error(
                     "PostgreSQL unreachable: requests get storage_error until it is back",
@@ -154,7 +157,9 @@ extension PostgresQuoteStore {
             let lost: Set<PSQLError.Code> = [
                 .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
             ]
-            let unavailable = lost.contains(error.code) || state.hasPrefix("57P")
+            // A standby refuses writes (25006, read-only transaction; 25P02 follows it in the same
+            // transaction): the host is no longer the primary, and another may be.
+            let unavailable = lost.contains(error.code) || state.hasPrefix("57P") || state == "25006"
             // A deadlock or a serialization failure: the transaction was rolled back, and may
             // be run again.
             let conflict = state == "40P01" || state == "40001"

@@ -19,7 +19,7 @@ extension PostgresQuoteStore {
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {
         while !Task.isCancelled {
             do {
-                try await client.withConnection { connection in
+                try await primary.pool.client.withConnection { connection in
                     try await connection.listen(on: Self.appendsChannel) { notifications in
                         hint()
                         for try await notification in notifications where notification.payload != instance {

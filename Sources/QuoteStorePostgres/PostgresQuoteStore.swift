@@ -14,8 +14,8 @@ import Synchronization
 /// until ``close()``. Opening migrates the schema under an advisory lock (the first daemon to
 /// start applies what is pending; the others wait for it) and syncs the catalog.
 public final class PostgresQuoteStore: QuoteStore {
-    let client: PostgresClient
-    let runner: Task<Void, Never>
+    /// The pool, on the primary among the URL's hosts.
+    let primary: PostgresPrimary
     let currency: Mutex<Currency>
     let retention: EventRetention
     let clock: @Sendable () -> Date
@@ -23,21 +23,16 @@ public final class PostgresQuoteStore: QuoteStore {
     /// This store's name in the notifications of its commits.
     let instance = UUID().uuidString
     let acquireTimeout: Duration
-    /// Where the server listens, for checking whether it accepts connections at all.
-    let server: (host: String, port: Int)
     /// Whether the last attempt to reach the server succeeded.
     let reachable = Atomic<Bool>(true)
     let logger: Logger
 
     private init(
-        client: PostgresClient, runner: Task<Void, Never>, currency: Currency, retention: EventRetention,
-        acquireTimeout: Duration, server: (host: String, port: Int), clock: @escaping @Sendable () -> Date,
-        logger: Logger
+        primary: PostgresPrimary, currency: Currency, retention: EventRetention, acquireTimeout: Duration,
+        clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
-        self.client = client
+        self.primary = primary
         self.acquireTimeout = acquireTimeout
-        self.server = server
-        self.runner = runner
         self.currency = Mutex(currency)
         self.retention = retention
         self.clock = clock
@@ -50,19 +45,10 @@ public final class PostgresQuoteStore: QuoteStore {
         configuration: Configuration, catalog: Catalog, logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws(StoreError) -> PostgresQuoteStore {
-        let client = PostgresClient(configuration: configuration.client, backgroundLogger: logger)
-        // A lease asked for before `run()` waits for it, with a warning in the log: the first
-        // one waits until the runner is about to call it.
-        let running = Atomic<Bool>(false)
-        let runner = Task {
-            running.store(true, ordering: .releasing)
-            await client.run()
-        }
-        while !running.load(ordering: .acquiring) { await Task.yield() }
-        await Task.yield()
+        let primary = try await PostgresPrimary.connect(configuration: configuration, logger: logger)
         let store = PostgresQuoteStore(
-            client: client, runner: runner, currency: catalog.currency, retention: configuration.retention,
-            acquireTimeout: configuration.acquireTimeout, server: configuration.server, clock: clock, logger: logger)
+            primary: primary, currency: catalog.currency, retention: configuration.retention,
+            acquireTimeout: configuration.acquireTimeout, clock: clock, logger: logger)
         do {
             try await store.migrate()
             try await store.syncCatalog(catalog)
@@ -75,11 +61,12 @@ public final class PostgresQuoteStore: QuoteStore {
 
     /// Closes the pool's connections; the store cannot be used after.
     public func close() {
-        runner.cancel()
+        primary.close()
     }
 
-    deinit {
-        runner.cancel()
+    public var availability: StoreAvailability {
+        let availability = primary.availability
+        return StoreAvailability(failovers: availability.failovers, downSeconds: availability.downSeconds)
     }
 
     // MARK: Writing

@@ -5,11 +5,12 @@ import QuoteCore
 import QuoteDaemon
 import QuoteMetricsServer
 import QuoteStore
-import QuoteStorePostgres
 import QuoteStoreSQLite
 import SystemPackage
 import Testing
 import ZeroMQ
+
+@testable import QuoteStorePostgres
 
 @Suite("Daemon configuration and catalog files")
 struct DaemonConfigurationTests {
@@ -92,6 +93,33 @@ struct DaemonConfigurationTests {
         }
         #expect(error?.code == .configuration)
         #expect(error?.message.hasPrefix(key) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("a PostgreSQL URL may name several hosts, as libpq writes them; its password never reaches a log")
+    func postgresHosts() throws {
+        let configuration = try PostgresQuoteStore.Configuration(
+            url: "postgresql://quoted:s3cret@db1:5433,[::1]:5434,db3/orders?target_session_attrs=read-write")
+        #expect(configuration.hosts.map(\.description) == ["db1:5433", "[::1]:5434", "db3:5432"])
+        #expect(
+            configuration.redactedURL
+                == "postgresql://quoted:***@db1:5433,[::1]:5434,db3/orders?target_session_attrs=read-write")
+        #expect(
+            try PostgresQuoteStore.Configuration(url: "postgres://quoted@db/x").hosts.map(\.description) == ["db:5432"])
+    }
+
+    @Test(
+        "a PostgreSQL URL that would let quoted write to a standby, or names a host badly, is refused",
+        arguments: [
+            ("postgresql://quoted@db1,db2/x?target_session_attrs=read-only", "target_session_attrs"),
+            ("postgresql://quoted@db1,db2/x?target_session_attrs=standby", "target_session_attrs"),
+            ("postgresql://quoted@db1:5432,db2:http/x", "no valid port"),
+            ("postgresql://quoted@db1,,db2/x", "empty host"),
+            ("postgresql://quoted@db1:70000/x", "outside 1...65535"),
+        ])
+    func invalidPostgresURL(url: String, reason: String) {
+        let error = #expect(throws: StoreError.self) { try PostgresQuoteStore.Configuration(url: url) }
+        #expect(error?.code == .configuration)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
     }
 

@@ -14,6 +14,8 @@ public final class PostgresCluster: Sendable {
     public let port: Int
     private let directory: String
     private let binaries: String
+    /// Whether it started as a standby (it says "ready to accept read-only connections").
+    private let isStandby: Bool
     /// The running server's process id (the postmaster) and its output; `nil` while stopped.
     private let server = Mutex<(pid: pid_t, output: ServerOutput)?>(nil)
     private static let shared = Mutex<Result<PostgresCluster, ClusterError>?>(nil)
@@ -35,6 +37,49 @@ public final class PostgresCluster: Sendable {
         try PostgresCluster()
     }
 
+    /// A primary and a streaming standby of it (`pg_basebackup -R`), both the caller's own,
+    /// replicating synchronously: `synchronous_standby_names = '*'` and `synchronous_commit =
+    /// on`, so that a commit the primary acknowledges is on the standby too. Returns once the
+    /// standby is in sync.
+    public static func startReplicated() throws -> (primary: PostgresCluster, standby: PostgresCluster) {
+        let primary = try PostgresCluster()
+        let standby = try PostgresCluster(standbyOf: primary)
+        _ = try primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        _ = try primary.sql("ALTER SYSTEM SET synchronous_commit = on")
+        _ = try primary.sql("SELECT pg_reload_conf()")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try primary.sql("SELECT sync_state FROM pg_stat_replication") != "sync" {
+            guard ContinuousClock.now < deadline else { throw ClusterError("the standby never reached sync") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return (primary, standby)
+    }
+
+    /// Runs `command` with psql in `database`; its output, unaligned, without headers.
+    public func sql(_ command: String, database: String = "postgres") throws -> String {
+        try Self.run(
+            binaries + "/psql",
+            ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command],
+            asPostgres: false
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Kills the server with SIGKILL, as a host's loss would: no shutdown, no checkpoint.
+    public func crash() {
+        guard
+            let (pid, _) = server.withLock({ server in
+                defer { server = nil }
+                return server
+            })
+        else { return }
+        kill(pid, SIGKILL)
+    }
+
+    /// Promotes this standby to primary (`pg_ctl promote -w`): it accepts writes once this returns.
+    public func promote() throws {
+        try Self.run(binaries + "/pg_ctl", ["promote", "-w", "-D", directory + "/data"], asPostgres: true)
+    }
+
     /// A new, empty database; its URL (`postgresql://postgres@127.0.0.1:PORT/NAME`).
     public func createDatabase() throws -> String {
         let name = "quoted_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
@@ -45,7 +90,7 @@ public final class PostgresCluster: Sendable {
         return "postgresql://postgres@127.0.0.1:\(port)/\(name)"
     }
 
-    private init() throws(ClusterError) {
+    private init(standbyOf primary: PostgresCluster? = nil) throws(ClusterError) {
         guard let binaries = Self.binaries() else {
             throw ClusterError("no PostgreSQL server under /usr/lib/postgresql (scripts/setup installs it)")
         }
@@ -62,11 +107,22 @@ public final class PostgresCluster: Sendable {
             throw ClusterError("cannot make \(directory): \(error)")
         }
         port = try Self.freePort()
+        isStandby = primary != nil
         do {
-            try Self.run(
-                binaries + "/initdb",
-                ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
-                asPostgres: true)
+            if let primary {
+                try Self.run(
+                    binaries + "/pg_basebackup",
+                    [
+                        "-h", "127.0.0.1", "-p", "\(primary.port)", "-U", "postgres", "-D", directory + "/data", "-R",
+                        "-X", "stream", "--no-sync",
+                    ],
+                    asPostgres: true)
+            } else {
+                try Self.run(
+                    binaries + "/initdb",
+                    ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
+                    asPostgres: true)
+            }
             try startServer()
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
@@ -111,7 +167,8 @@ public final class PostgresCluster: Sendable {
             throw ClusterError("cannot run postgres: \(error)")
         }
         let pid = process.processIdentifier
-        guard output.wait(for: "ready to accept connections", timeout: 60) else {
+        let ready = isStandby ? "ready to accept read-only connections" : "ready to accept connections"
+        guard output.wait(for: ready, timeout: 60) else {
             kill(pid, SIGQUIT)
             throw ClusterError("the server did not start: \(output.text)")
         }
@@ -172,7 +229,8 @@ public final class PostgresCluster: Sendable {
         }
     }
 
-    private static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws(ClusterError) {
+    @discardableResult
+    private static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws(ClusterError) -> String {
         let process = Process()
         if asPostgres && getuid() == 0 {
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
@@ -205,6 +263,7 @@ public final class PostgresCluster: Sendable {
                 "\(program) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: text, as: UTF8.self))"
             )
         }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The cluster could not be made or used.

@@ -1,6 +1,7 @@
 public import CoreMetrics
 import Foundation
 import QuoteCore
+import QuoteStore
 import QuoteWire
 import Synchronization
 
@@ -15,6 +16,9 @@ import Synchronization
 ///   included;
 /// - `quoted_events_published_total` (counter), `quoted_last_event_seq` (gauge);
 /// - `quoted_store_errors_total` (counter): store operations that failed;
+/// - `quoted_store_failovers_total` (counter): times the store moved to another database server
+///   (PostgreSQL with a promoted standby); `quoted_store_down_seconds_total` (counter): seconds
+///   with no server accepting writes, over every loss ended or under way (both at each scrape);
 /// - `quoted_quotes{state}`, `quoted_mechanics{status="busy"|"free"}`,
 ///   `quoted_waiting_quotes`, `quoted_oldest_wait_seconds` (gauges, read from the store by
 ///   ``refreshStoreGauges(from:)``, at each scrape).
@@ -46,6 +50,8 @@ public final class DaemonMetrics: Sendable {
         public static let eventsPublished = "quoted_events_published_total"
         public static let lastEventSeq = "quoted_last_event_seq"
         public static let storeErrors = "quoted_store_errors_total"
+        public static let storeFailovers = "quoted_store_failovers_total"
+        public static let storeDownSeconds = "quoted_store_down_seconds_total"
     }
 
     /// The `op` labels, by an operation's place: every operation, then `unknown`.
@@ -75,6 +81,10 @@ public final class DaemonMetrics: Sendable {
     let mechanicsFree: Gauge
     let waitingQuotes: Gauge
     let oldestWait: Gauge
+    let storeFailovers: Counter
+    let storeDownSeconds: FloatingPointCounter
+    /// The store's availability as last reported, so that each scrape adds only what is new.
+    let reportedAvailability = Mutex(StoreAvailability())
     /// When the daemon started, for `stats`.
     let startedAt = Date()
     private let started = ContinuousClock.now
@@ -102,6 +112,8 @@ public final class DaemonMetrics: Sendable {
         mechanicsFree = Gauge(label: Name.mechanics, dimensions: [("status", "free")], factory: factory)
         waitingQuotes = Gauge(label: Name.waitingQuotes, factory: factory)
         oldestWait = Gauge(label: Name.oldestWait, factory: factory)
+        storeFailovers = Counter(label: Name.storeFailovers, factory: factory)
+        storeDownSeconds = FloatingPointCounter(label: Name.storeDownSeconds, factory: factory)
         state = Mutex(
             State(
                 totals: ActivityTotals(operations: Self.labels.count, buckets: Self.durationBounds.count),
