@@ -10,13 +10,13 @@ final class LeaseGate<T: Sendable, Connection: Sendable>: Sendable {
     private enum State {
         case idle
         case waiting(Waiter)
-        case running(Waiter, Connection)
+        case running(Waiter, Connection, since: ContinuousClock.Instant)
         case done
     }
     /// Where a wait stands, for its deadline.
     enum Phase {
         case waiting
-        case running(Connection)
+        case running(Connection, since: ContinuousClock.Instant)
         case done
     }
     private let state = Mutex(State.idle)
@@ -29,7 +29,7 @@ final class LeaseGate<T: Sendable, Connection: Sendable>: Sendable {
         state.withLock { state in
             switch state {
             case .idle, .waiting: .waiting
-            case .running(_, let connection): .running(connection)
+            case .running(_, let connection, let since): .running(connection, since: since)
             case .done: .done
             }
         }
@@ -39,7 +39,7 @@ final class LeaseGate<T: Sendable, Connection: Sendable>: Sendable {
     func start(on connection: Connection) -> Bool {
         state.withLock { state in
             guard case .waiting(let continuation) = state else { return false }
-            state = .running(continuation, connection)
+            state = .running(continuation, connection, since: .now)
             return true
         }
     }
@@ -59,7 +59,7 @@ final class LeaseGate<T: Sendable, Connection: Sendable>: Sendable {
     private func take() -> Waiter? {
         state.withLock { state -> Waiter? in
             switch state {
-            case .waiting(let continuation), .running(let continuation, _):
+            case .waiting(let continuation), .running(let continuation, _, _):
                 state = .done
                 return continuation
             case .idle, .done:

@@ -22,6 +22,10 @@ extension PostgresQuoteStore {
     ///   while the server accepts connections but has none to give (busy, out of sessions),
     ///   before it gets `storage_error`, 1,000 to 600,000; default 30,000. A server that refuses
     ///   connections (down, restarting) fails requests within a second.
+    /// - `transactionTimeoutMilliseconds`: how long one store call may run on its connection,
+    ///   commit included, 1,000 to 600,000; default 30,000. A commit that waits for a synchronous
+    ///   standby that is down waits this long; then the request gets `storage_error` (its outcome
+    ///   unknown: never acknowledged) and the connection is closed.
     public struct Configuration: Sendable {
         /// The URL, password included.
         public let url: String
@@ -33,6 +37,8 @@ extension PostgresQuoteStore {
         public var connectTimeout: Duration = .seconds(5)
         /// How long a request waits for a connection of a server that accepts connections.
         public var acquireTimeout: Duration = .seconds(30)
+        /// How long one store call may run on its connection, commit included.
+        public var transactionTimeout: Duration = .seconds(30)
         /// What pruning keeps.
         public var retention = EventRetention()
 
@@ -55,6 +61,9 @@ extension PostgresQuoteStore {
             }
             if let timeout = try Self.integer(reader, "acquireTimeoutMilliseconds", in: 1_000...600_000) {
                 acquireTimeout = .milliseconds(timeout)
+            }
+            if let timeout = try Self.integer(reader, "transactionTimeoutMilliseconds", in: 1_000...600_000) {
+                transactionTimeout = .milliseconds(timeout)
             }
         }
 

@@ -11,14 +11,15 @@ extension PostgresQuoteStore {
     /// second: one that refuses connections (down, restarting) fails the request at once, so
     /// that it gets its `storage_error` promptly instead of waiting for the server to come back;
     /// one that accepts them (busy, or out of sessions) is waited for up to
-    /// ``Configuration/acquireTimeout``. The pool reconnects by itself meanwhile.
+    /// ``Configuration/acquireTimeout``. The pool reconnects by itself meanwhile. Once leased,
+    /// `body` may run for ``Configuration/transactionTimeout`` (or `unlimited`, for migrations).
     func withConnection<T: Sendable>(
-        _ body: @escaping @Sendable (PostgresConnection) async throws(StoreError) -> T
+        unlimited: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
         // Once the server is known down, check it at once.
         let firstCheck: Duration = reachable.load(ordering: .relaxed) ? .seconds(1) : .zero
         let pool = primary.pool
-        let (host, port, limit) = (pool.host.name, pool.host.port, acquireTimeout)
+        let (host, port, limit, running) = (pool.host.name, pool.host.port, acquireTimeout, transactionTimeout)
         let client = pool.client
         // The lease is never cancelled (the pool does not always give up a lease cancelled
         // while it cannot connect, nor the connection of one cancelled as it is handed over):
@@ -55,11 +56,23 @@ extension PostgresQuoteStore {
                     switch gate.phase {
                     case .done:
                         return
-                    case .running(let connection):
+                    case .running(let connection, let since):
                         // A statement on a connection lost mid-transaction is not always
                         // answered: the transaction has failed, and the caller hears so.
-                        guard connection.isClosed else { continue }
-                        _ = gate.abandon(StoreError(.unavailable, "PostgreSQL: the connection was lost"))
+                        if connection.isClosed {
+                            _ = gate.abandon(StoreError(.unavailable, "PostgreSQL: the connection was lost"))
+                            return
+                        }
+                        // A call that outlives its limit, typically a commit waiting for a
+                        // synchronous standby that is down: its outcome is unknown, so it is
+                        // refused, and its connection is closed rather than handed back.
+                        guard !unlimited, since.duration(to: .now) >= running else { continue }
+                        let abandoned = gate.abandon(
+                            StoreError(
+                                .unavailable,
+                                "PostgreSQL: no answer within \(running) (is a synchronous standby down?);"
+                                    + " the outcome is unknown and was not acknowledged"))
+                        if abandoned { try? await connection.close() }
                         return
                     case .waiting:
                         break

@@ -121,7 +121,7 @@ extension PostgresQuoteStore {
     /// nothing left to do.
     func migrate() async throws(StoreError) {
         let log = logger
-        try await withConnection { connection throws(StoreError) in
+        try await withConnection(unlimited: true) { connection throws(StoreError) in
             try await Self.run(connection, "BEGIN")
             do throws(StoreError) {
                 // An arbitrary constant: quoted's schema lock.

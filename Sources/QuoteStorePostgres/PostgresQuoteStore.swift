@@ -23,16 +23,18 @@ public final class PostgresQuoteStore: QuoteStore {
     /// This store's name in the notifications of its commits.
     let instance = UUID().uuidString
     let acquireTimeout: Duration
+    let transactionTimeout: Duration
     /// Whether the last attempt to reach the server succeeded.
     let reachable = Atomic<Bool>(true)
     let logger: Logger
 
     private init(
         primary: PostgresPrimary, currency: Currency, retention: EventRetention, acquireTimeout: Duration,
-        clock: @escaping @Sendable () -> Date, logger: Logger
+        transactionTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.primary = primary
         self.acquireTimeout = acquireTimeout
+        self.transactionTimeout = transactionTimeout
         self.currency = Mutex(currency)
         self.retention = retention
         self.clock = clock
@@ -48,7 +50,8 @@ public final class PostgresQuoteStore: QuoteStore {
         let primary = try await PostgresPrimary.connect(configuration: configuration, logger: logger)
         let store = PostgresQuoteStore(
             primary: primary, currency: catalog.currency, retention: configuration.retention,
-            acquireTimeout: configuration.acquireTimeout, clock: clock, logger: logger)
+            acquireTimeout: configuration.acquireTimeout, transactionTimeout: configuration.transactionTimeout,
+            clock: clock, logger: logger)
         do {
             try await store.migrate()
             try await store.syncCatalog(catalog)
@@ -84,16 +87,20 @@ public final class PostgresQuoteStore: QuoteStore {
             let transaction = PostgresTransaction(
                 connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, instance: instance,
                 logger: logger)
+            let value: T
             do throws(StoreError) {
-                let value = try await body(transaction)
+                value = try await body(transaction)
                 try await transaction.finish()
-                try await Self.run(connection, "COMMIT")
-                return Committed(value, sequenceOffset: transaction.sequenceOffset)
             } catch {
                 await Self.rollback(connection, after: error)
                 transaction.abandon()
                 throw error
             }
+            // From here on the transaction may have committed (a connection lost during COMMIT
+            // leaves it unknown): its quote ids are never handed out again.
+            try await Self.run(connection, "COMMIT")
+            try await Self.confirmReplicated(connection)
+            return Committed(value, sequenceOffset: transaction.sequenceOffset)
         }
     }
 }

@@ -26,7 +26,7 @@ struct LeaseGateTests {
         let connection = Connection()
         let result = await Self.answer(gate) { gate in
             #expect(gate.start(on: connection))
-            guard case .running(let leased) = gate.phase else {
+            guard case .running(let leased, _) = gate.phase else {
                 Issue.record("a started body is running, it is \(gate.phase)")
                 return
             }

@@ -223,6 +223,64 @@ struct PostgresFaultTests {
         #expect((downSeconds ?? 0) > 0, "\(scrape.samples.filter { $0.name.hasPrefix("quoted_store") })")
     }
 
+    @Test(
+        "a synchronous standby that is down: a write whose wait is cancelled, or outlives the transaction timeout, gets storage_error and is never acknowledged; once the standby is back, its retry gets the quote"
+    )
+    func standbyDownNeverAcknowledges() throws {
+        let (primary, standby) = try PostgresCluster.startReplicated()
+        let name = String(try #require(try primary.createDatabase().split(separator: "/").last))
+        let url = "postgresql://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)"
+        let daemon = try DaemonProcess(
+            arguments: ["--postgres", url],
+            environment: ["QUOTED_STORE_POSTGRES_TRANSACTION_TIMEOUT_MILLISECONDS": "4000"])
+        defer { daemon.stop() }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        #expect(try client.call(Requests.submit(key: "before"))["ok"] as? Bool == true)
+
+        standby.crash()
+        // A commit now waits for the standby. Cancelled from outside, PostgreSQL reports it
+        // committed (with a WARNING): quoted must not acknowledge it.
+        let started = ContinuousClock.now
+        try client.send(Requests.submit(key: "cancelled"))
+        var cancelled = false
+        while !cancelled, started.duration(to: .now) < .seconds(3) {
+            cancelled =
+                try primary.sql(
+                    "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'") != "0"
+        }
+        #expect(cancelled, "the commit waited for the standby")
+        let refused = try client.receive()
+        #expect(refused.errorCode == "storage_error", "\(refused)")
+        #expect(started.duration(to: .now) < .seconds(4), "refused by the confirmation, not the timeout")
+        // Not cancelled: refused once the transaction timeout passes, its connection closed.
+        let waited = ContinuousClock.now
+        let timedOut = try client.call(Requests.submit(key: "timed-out"))
+        #expect(timedOut.errorCode == "storage_error", "\(timedOut)")
+        #expect(waited.duration(to: .now) < .seconds(10), "within the timeout: \(waited.duration(to: .now))")
+        let ping = try client.call(Requests.op("ping"))
+        #expect(ping["ok"] as? Bool == true, "quoted still answers: \(ping)")
+
+        // The standby back: writes are acknowledged again, and each retry, with its key, gets
+        // its one quote, whatever became of the first attempt.
+        try standby.startServer()
+        let deadline = ContinuousClock.now + .seconds(60)
+        var after: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            after = try client.call(Requests.submit(key: "after"))
+            if after["ok"] as? Bool == true { break }
+        }
+        #expect(after["ok"] as? Bool == true, "\(after)")
+        for key in ["cancelled", "timed-out"] {
+            let retry = try client.call(Requests.submit(key: key))
+            #expect(retry["ok"] as? Bool == true, "\(key): \(retry)")
+        }
+        #expect(
+            try primary.sql(
+                "SELECT count(*) FROM quotes WHERE idempotency_key IN ('cancelled', 'timed-out')", database: name)
+                == "2")
+    }
+
     /// The whole log, page by page.
     static func events(_ client: borrowing Client) throws -> [[String: Any]] {
         try allEvents(client)

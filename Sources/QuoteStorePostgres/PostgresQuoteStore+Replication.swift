@@ -1,0 +1,59 @@
+import PostgresNIO
+import QuoteStore
+
+extension PostgresQuoteStore {
+    /// After a commit: when the server requires synchronous replication
+    /// (`synchronous_standby_names` set, `synchronous_commit` `on`, `remote_write` or
+    /// `remote_apply`), whether a synchronous standby has the commit.
+    ///
+    /// PostgreSQL reports a commit whose wait for its standby was cancelled (`statement_timeout`,
+    /// `pg_cancel_backend`) as a success with only a WARNING, which postgres-nio does not pass on:
+    /// the commit is then on the primary alone. So the standby's position is read back, and a
+    /// commit it does not reach within a second is of unknown outcome: `storage_error`, never an
+    /// acknowledgement. (The role needs `pg_monitor`, or `pg_read_all_stats`, to see those
+    /// positions; without it, every write is refused, saying so.)
+    static func confirmReplicated(_ connection: PostgresConnection) async throws(StoreError) {
+        let settings = try await rows(
+            connection,
+            """
+            SELECT pg_current_wal_insert_lsn()::text, current_setting('synchronous_commit'),
+                current_setting('synchronous_standby_names') <> ''
+                    AND current_setting('synchronous_commit') NOT IN ('off', 'local')
+            """)
+        guard let row = settings.first else { return }
+        let (position, level, required) = try decode(row, as: (String, String, Bool).self)
+        guard required else { return }
+        let column =
+            switch level {
+            case "remote_write": "write_lsn"
+            case "remote_apply": "replay_lsn"
+            default: "flush_lsn"
+            }
+        let deadline = ContinuousClock.now + .seconds(1)
+        while true {
+            let rows = try await rows(
+                connection,
+                """
+                SELECT count(*) FILTER (WHERE \(unescaped: column) IS NULL),
+                    count(*) FILTER (WHERE \(unescaped: column) >= \(position)::pg_lsn)
+                FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')
+                """)
+            guard let row = rows.first else { return }
+            let (hidden, reached) = try decode(row, as: (Int64, Int64).self)
+            if reached > 0 { return }
+            if hidden > 0 {
+                throw StoreError(
+                    .unavailable,
+                    "PostgreSQL: the commit's replication cannot be confirmed: the role cannot read"
+                        + " pg_stat_replication (grant it pg_monitor); the outcome is unknown and was not acknowledged")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw StoreError(
+                    .unavailable,
+                    "PostgreSQL: no synchronous standby confirmed the commit (its wait was cancelled, or the standby"
+                        + " is down); the outcome is unknown and was not acknowledged")
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
