@@ -46,28 +46,34 @@ final class PostgresPrimary: Sendable {
     private let state: Mutex<State>
     private let configuration: PostgresQuoteStore.Configuration
     private let logger: Logger
+    /// Called once the pool is on a new primary, before requests use it.
+    private let onFailover: @Sendable () -> Void
 
     /// A pool on the first host that is a primary, or on the first host when there is only
     /// one; throws `unavailable` when none of several is.
-    static func connect(configuration: PostgresQuoteStore.Configuration, logger: Logger) async throws(StoreError)
-        -> PostgresPrimary
-    {
+    static func connect(
+        configuration: PostgresQuoteStore.Configuration, logger: Logger, onFailover: @escaping @Sendable () -> Void
+    ) async throws(StoreError) -> PostgresPrimary {
         let hosts = configuration.hosts
         guard hosts.count > 1 else {
             let pool = await Self.startPool(on: hosts[0], generation: 1, configuration: configuration, logger: logger)
-            return PostgresPrimary(pool: pool, configuration: configuration, logger: logger)
+            return PostgresPrimary(pool: pool, configuration: configuration, logger: logger, onFailover: onFailover)
         }
         guard let pool = await Self.findPrimary(generation: 1, configuration: configuration, logger: logger) else {
             throw StoreError(
                 .unavailable, "PostgreSQL: none of \(hosts.map(\.description).joined(separator: ", ")) accepts writes")
         }
-        return PostgresPrimary(pool: pool, configuration: configuration, logger: logger)
+        return PostgresPrimary(pool: pool, configuration: configuration, logger: logger, onFailover: onFailover)
     }
 
-    private init(pool: (Pool, Task<Void, Never>), configuration: PostgresQuoteStore.Configuration, logger: Logger) {
+    private init(
+        pool: (Pool, Task<Void, Never>), configuration: PostgresQuoteStore.Configuration, logger: Logger,
+        onFailover: @escaping @Sendable () -> Void
+    ) {
         state = Mutex(State(pool: pool.0, runner: pool.1))
         self.configuration = configuration
         self.logger = logger
+        self.onFailover = onFailover
     }
 
     /// The pool requests use now.
@@ -130,6 +136,7 @@ final class PostgresPrimary: Sendable {
             logger.warning("PostgreSQL: no other host accepts writes yet; requests get storage_error")
             return
         }
+        onFailover()
         let replaced: Task<Void, Never>? = state.withLock { state in
             state.searching = false
             guard !state.closed, state.pool.generation == old.generation else { return runner }

@@ -19,7 +19,7 @@ public final class PostgresQuoteStore: QuoteStore {
     let currency: Mutex<Currency>
     let retention: EventRetention
     let clock: @Sendable () -> Date
-    let quoteIDs = QuoteIDBlocks()
+    let quoteIDs: QuoteIDBlocks
     /// This store's name in the notifications of its commits.
     let instance = UUID().uuidString
     let acquireTimeout: Duration
@@ -29,10 +29,12 @@ public final class PostgresQuoteStore: QuoteStore {
     let logger: Logger
 
     private init(
-        primary: PostgresPrimary, currency: Currency, retention: EventRetention, acquireTimeout: Duration,
+        primary: PostgresPrimary, quoteIDs: QuoteIDBlocks, currency: Currency, retention: EventRetention,
+        acquireTimeout: Duration,
         transactionTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.primary = primary
+        self.quoteIDs = quoteIDs
         self.acquireTimeout = acquireTimeout
         self.transactionTimeout = transactionTimeout
         self.currency = Mutex(currency)
@@ -47,9 +49,12 @@ public final class PostgresQuoteStore: QuoteStore {
         configuration: Configuration, catalog: Catalog, logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws(StoreError) -> PostgresQuoteStore {
-        let primary = try await PostgresPrimary.connect(configuration: configuration, logger: logger)
+        let quoteIDs = QuoteIDBlocks()
+        let primary = try await PostgresPrimary.connect(configuration: configuration, logger: logger) {
+            quoteIDs.discard()
+        }
         let store = PostgresQuoteStore(
-            primary: primary, currency: catalog.currency, retention: configuration.retention,
+            primary: primary, quoteIDs: quoteIDs, currency: catalog.currency, retention: configuration.retention,
             acquireTimeout: configuration.acquireTimeout, transactionTimeout: configuration.transactionTimeout,
             clock: clock, logger: logger)
         do {

@@ -51,6 +51,13 @@ final class QuoteIDBlocks: Sendable {
         }
     }
 
+    /// Drops the block in hand: after a failover, the new primary's sequence may not have seen
+    /// the `nextval` that reserved it (a sequence's advance reaches the standby with the next
+    /// commit), so ids come from a block it hands out.
+    func discard() {
+        state.withLock { $0 = State() }
+    }
+
     private static func take(_ state: inout State) -> Int64? {
         guard state.next < state.end else { return nil }
         defer { state.next += 1 }

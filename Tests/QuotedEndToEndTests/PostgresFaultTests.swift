@@ -174,6 +174,8 @@ struct PostgresFaultTests {
         )
         let down = try probe.call(Requests.op("ping"))
         #expect(down["store"] as? String == "down", "\(down)")
+        let unready = try Scrape(port: metricsPort)
+        #expect(unready.readyz == 503, "\(unready.readyzBody)")
         try standby.promote()
         let atPromotion = acknowledged()
         #expect(waitFor(progress) { acknowledged() > atPromotion }, "a write acknowledged after the promotion")
