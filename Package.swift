@@ -68,10 +68,7 @@ let package = Package(
         // MARK: Storage
         .target(
             name: "QuoteStore",
-            dependencies: [
-                "QuoteCore",
-                .product(name: "Configuration", package: "swift-configuration"),
-            ],
+            dependencies: ["QuoteCore"],
             swiftSettings: swiftSettings
         ),
 

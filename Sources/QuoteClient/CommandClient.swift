@@ -50,7 +50,7 @@ public struct CommandClient: ~Copyable {
             : "is quoted running? (One with security answers CURVE clients only: give --key and --server-key.)"
     }
 
-    /// Sends `request` and waits for its reply, or fails with ``QuotedError/Code/unreachable``.
+    /// Sends `request` and waits for its reply, or fails with ``QuotedError/Code/timedOut``.
     /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
     /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
     /// the repeats): a reply to any of the attempts is the answer.

@@ -171,7 +171,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     private static func integer(_ reader: ConfigReader, _ setting: Key) throws(ConfigurationError) -> Int {
         do {
-            return try reader.wholeNumber(forKey: setting.name, in: setting.range ?? Int.min...Int.max)
+            let key = ConfigKey(setting.name)
+            return try WholeNumberSetting.value(
+                number: reader.int(forKey: key), text: reader.string(forKey: key),
+                in: setting.range ?? Int.min...Int.max)
                 ?? setting.integerDefault ?? 0
         } catch {
             throw ConfigurationError(key: setting.name, reason: error.reason)

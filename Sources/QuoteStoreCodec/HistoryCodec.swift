@@ -59,6 +59,9 @@ package enum HistoryCodec {
                 }
                 let milliseconds = Int64(
                     littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 10, as: Int64.self))
+                guard StoredTime.range.contains(milliseconds) else {
+                    throw QuoteCodec.CorruptRecord(description: "stored history step has time \(milliseconds) ms")
+                }
                 return StateChange(
                     from: try status(buffer[offset]), to: to, at: StoredTime.date(milliseconds),
                     seq: Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 2, as: Int64.self)))

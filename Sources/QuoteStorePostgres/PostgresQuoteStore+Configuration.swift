@@ -71,7 +71,9 @@ extension PostgresQuoteStore {
             _ reader: ConfigReader, _ key: String, in range: ClosedRange<Int>
         ) throws(StoreError) -> Int? {
             do {
-                return try reader.wholeNumber(forKey: key, in: range)
+                let configKey = ConfigKey(key)
+                return try WholeNumberSetting.value(
+                    number: reader.int(forKey: configKey), text: reader.string(forKey: configKey), in: range)
             } catch {
                 throw StoreError(.configuration, "store.postgres.\(key): \(error.reason)")
             }

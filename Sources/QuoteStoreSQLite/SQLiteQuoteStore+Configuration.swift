@@ -60,7 +60,10 @@ extension SQLiteQuoteStore {
             _ reader: ConfigReader, _ key: String, prefix: String, default fallback: Int, range: ClosedRange<Int>
         ) throws(StoreError) -> Int {
             do {
-                return try reader.wholeNumber(forKey: key, in: range) ?? fallback
+                let configKey = ConfigKey(key)
+                return try WholeNumberSetting.value(
+                    number: reader.int(forKey: configKey), text: reader.string(forKey: configKey), in: range)
+                    ?? fallback
             } catch {
                 throw StoreError(.configuration, "\(prefix)\(key): \(error.reason)")
             }

@@ -14,7 +14,9 @@ import Testing
 
 /// The tail of the event log, over the real SQLite store: what a daemon on a shared store
 /// publishes of the others' work.
-@Suite("The log tail", .serialized, .timeLimit(.minutes(1)))
+// A generous limit: the end-to-end tests that run beside these block the cooperative pool's
+// threads while they wait on their sockets, and these wait for the pool.
+@Suite("The log tail", .serialized, .timeLimit(.minutes(5)))
 struct LogTailTests {
     let state: StateDirectory
     let store: SQLiteQuoteStore

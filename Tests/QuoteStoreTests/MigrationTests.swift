@@ -223,5 +223,11 @@ struct MigrationTests {
         var otherVersion = stored
         otherVersion[otherVersion.startIndex] = 2
         #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(otherVersion) }
+        // A time beyond year 9999 would not read back as the same number: corrupt, not misread.
+        var farFuture = stored
+        farFuture.replaceSubrange(
+            (farFuture.startIndex + 11)..<(farFuture.startIndex + 19),
+            with: withUnsafeBytes(of: (StoredTime.range.upperBound + 1).littleEndian) { Data($0) })
+        #expect(throws: QuoteCodec.CorruptRecord.self) { try HistoryCodec.decode(farFuture) }
     }
 }

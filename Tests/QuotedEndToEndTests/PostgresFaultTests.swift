@@ -43,36 +43,12 @@ struct PostgresFaultTests {
         #expect(completed.count > 50, "bookings were completed: \(completed.count)")
         #expect(results.allSatisfy { $0.lost.isEmpty }, "\(results.flatMap(\.lost).prefix(5))")
 
-        // The log, read through a survivor: one gap-free sequence, no mechanic booked twice.
+        // The log, read through a survivor, holds every acknowledged write; each survivor's
+        // subscriber saw it in order, nearly all of it live.
         let context = try Context()
-        let reader = try Client(context, endpoint: daemons[1].commands)
-        let log = try Self.events(reader)
-        let last = try #require(log.last?["seq"] as? Int)
-        #expect(log.map { $0["seq"] as? Int ?? -1 } == Array(1...last), "the sequence is gap-free")
-        #expect(Self.doubleBookings(log).isEmpty, "\(Self.doubleBookings(log).prefix(5))")
-
-        // Every acknowledged write is there.
-        var byID: [Int: String] = [:]
-        for event in log {
-            if let id = event["quoteId"] as? Int, let to = event["to"] as? String { byID[id] = to }
-        }
-        let missing = acknowledged.filter { byID[$0] == nil }
-        #expect(missing.isEmpty, "acknowledged submissions not in the log: \(missing.prefix(10))")
-        let notCompleted = completed.filter { byID[$0] != "completed" }
-        #expect(notCompleted.isEmpty, "acknowledged completions not applied: \(notCompleted.prefix(10))")
-
-        // Each survivor's subscriber: every event it received came in order; what it missed (the
-        // slow joiner's first events, past a high-water mark) it fills through `events`.
+        let last = try Self.checkLog(through: Client(context, endpoint: daemons[1].commands), holds: results)
         for (index, subscriber) in subscribers.enumerated().dropFirst() {
-            #expect(
-                subscriber.waitUntil(seq: last, timeout: .seconds(30)),
-                "subscriber \(index) reached \(subscriber.seqs.last ?? 0) of \(last)")
-            let seqs = subscriber.seqs
-            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "subscriber \(index) saw events in order")
-            let seen = Set(seqs)
-            let survivor = try Client(context, endpoint: daemons[index].commands)
-            let filled = try Self.fill(Array(1...last).filter { !seen.contains($0) }, from: survivor)
-            #expect(Set(seqs + filled) == Set(1...last), "subscriber \(index) has every event")
+            let seqs = try Self.check(subscriber, index: index, upTo: last, filledFrom: daemons[index], context)
             #expect(
                 seqs.count >= last * 9 / 10,
                 "subscriber \(index) received \(seqs.count) of \(last) live (the rest filled by events)")
@@ -188,33 +164,14 @@ struct PostgresFaultTests {
 
         let results = clients.map(\.result)
         #expect(results.allSatisfy { $0.lost.isEmpty }, "\(results.flatMap(\.lost).prefix(5))")
-        // What the new primary holds, through the daemon that answers first.
-        let log = try Self.events(probe)
-        let last = try #require(log.last?["seq"] as? Int)
-        #expect(log.map { $0["seq"] as? Int ?? -1 } == Array(1...last), "the sequence is gap-free")
-        #expect(Self.doubleBookings(log).isEmpty, "\(Self.doubleBookings(log).prefix(5))")
-        var byID: [Int: String] = [:]
-        for event in log {
-            if let id = event["quoteId"] as? Int, let to = event["to"] as? String { byID[id] = to }
-        }
-        let missing = results.flatMap(\.submitted).filter { byID[$0] == nil }
-        #expect(missing.isEmpty, "acknowledged submissions not on the new primary: \(missing.prefix(10))")
-        let notCompleted = results.flatMap(\.completed).filter { byID[$0] != "completed" }
-        #expect(notCompleted.isEmpty, "acknowledged completions not on the new primary: \(notCompleted.prefix(10))")
+        // What the new primary holds, through the daemon that answers first; every daemon's
+        // subscriber saw it in order, and what the stream skipped is in the log.
+        let last = try Self.checkLog(through: probe, holds: results)
         #expect(
             try standby.sql("SELECT count(*) FROM events", database: String(name)) == "\(last)",
             "the promoted standby holds the whole log")
-        // Every daemon's subscriber: in order, and what the stream skipped is in the log.
         for (index, subscriber) in subscribers.enumerated() {
-            #expect(
-                subscriber.waitUntil(seq: last, timeout: .seconds(30)),
-                "subscriber \(index) reached \(subscriber.seqs.last ?? 0) of \(last)")
-            let seqs = subscriber.seqs
-            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "subscriber \(index) saw events in order")
-            let seen = Set(seqs)
-            let daemon = try Client(context, endpoint: daemons[index].commands)
-            let filled = try Self.fill(Array(1...last).filter { !seen.contains($0) }, from: daemon)
-            #expect(Set(seqs + filled) == Set(1...last), "subscriber \(index) has every event")
+            _ = try Self.check(subscriber, index: index, upTo: last, filledFrom: daemons[index], context)
         }
         #expect(try probe.call(Requests.op("ping"))["store"] as? String == "up")
         // The operator's view: one failover, and the time without a primary.
@@ -281,6 +238,42 @@ struct PostgresFaultTests {
             try primary.sql(
                 "SELECT count(*) FROM quotes WHERE idempotency_key IN ('cancelled', 'timed-out')", database: name)
                 == "2")
+    }
+
+    /// Checks the log `client` reads: one gap-free sequence, no mechanic booked twice, every
+    /// acknowledged submission and completion in `results` applied. Returns its last seq.
+    static func checkLog(through client: borrowing Client, holds results: [LoadClient.Result]) throws -> Int {
+        let log = try events(client)
+        let last = try #require(log.last?["seq"] as? Int)
+        #expect(log.map { $0["seq"] as? Int ?? -1 } == Array(1...last), "the sequence is gap-free")
+        #expect(doubleBookings(log).isEmpty, "\(doubleBookings(log).prefix(5))")
+        var byID: [Int: String] = [:]
+        for event in log {
+            if let id = event["quoteId"] as? Int, let to = event["to"] as? String { byID[id] = to }
+        }
+        let missing = results.flatMap(\.submitted).filter { byID[$0] == nil }
+        #expect(missing.isEmpty, "acknowledged submissions not in the log: \(missing.prefix(10))")
+        let notCompleted = results.flatMap(\.completed).filter { byID[$0] != "completed" }
+        #expect(notCompleted.isEmpty, "acknowledged completions not applied: \(notCompleted.prefix(10))")
+        return last
+    }
+
+    /// Checks that `subscriber` received events in order up to `last`, and that what it missed
+    /// (the slow joiner's first events, past a high-water mark) `daemon` replays through
+    /// `events`. Returns the seqs it received live.
+    static func check(
+        _ subscriber: LiveRecorder, index: Int, upTo last: Int, filledFrom daemon: DaemonProcess, _ context: Context
+    ) throws -> [Int] {
+        #expect(
+            subscriber.waitUntil(seq: last, timeout: .seconds(30)),
+            "subscriber \(index) reached \(subscriber.seqs.last ?? 0) of \(last)")
+        let seqs = subscriber.seqs
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "subscriber \(index) saw events in order")
+        let seen = Set(seqs)
+        let client = try Client(context, endpoint: daemon.commands)
+        let filled = try fill(Array(1...last).filter { !seen.contains($0) }, from: client)
+        #expect(Set(seqs + filled) == Set(1...last), "subscriber \(index) has every event")
+        return seqs
     }
 
     /// The whole log, page by page.
