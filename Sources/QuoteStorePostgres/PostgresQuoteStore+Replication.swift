@@ -12,7 +12,10 @@ extension PostgresQuoteStore {
     /// commit it does not reach within a second is of unknown outcome: `storage_error`, never an
     /// acknowledgement. (The role needs `pg_monitor`, or `pg_read_all_stats`, to see those
     /// positions; without it, every write is refused, saying so.)
-    static func confirmReplicated(_ connection: PostgresConnection) async throws(StoreError) {
+    static func confirmReplicated(
+        _ connection: PostgresConnection, _ requirement: ReplicationRequirement
+    ) async throws(StoreError) {
+        if requirement.isKnownNotRequired { return }
         let settings = try await rows(
             connection,
             """
@@ -22,6 +25,7 @@ extension PostgresQuoteStore {
             """)
         guard let row = settings.first else { return }
         let (position, level, required) = try decode(row, as: (String, String, Bool).self)
+        requirement.record(required: required)
         guard required else { return }
         let column =
             switch level {

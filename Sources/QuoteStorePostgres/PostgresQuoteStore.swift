@@ -24,6 +24,8 @@ public final class PostgresQuoteStore: QuoteStore {
     let instance = UUID().uuidString
     let acquireTimeout: Duration
     let transactionTimeout: Duration
+    /// Whether commits must be confirmed by a synchronous standby, as the server last said.
+    let replication = ReplicationRequirement()
     /// Whether the last attempt to reach the server succeeded.
     let reachable = Atomic<Bool>(true)
     let logger: Logger
@@ -87,6 +89,7 @@ public final class PostgresQuoteStore: QuoteStore {
         let logger = logger
         let quoteIDs = quoteIDs
         let instance = instance
+        let replication = replication
         return try await withConnection { connection throws(StoreError) in
             try await Self.run(connection, "BEGIN")
             let transaction = PostgresTransaction(
@@ -104,7 +107,7 @@ public final class PostgresQuoteStore: QuoteStore {
             // From here on the transaction may have committed (a connection lost during COMMIT
             // leaves it unknown): its quote ids are never handed out again.
             try await Self.run(connection, "COMMIT")
-            try await Self.confirmReplicated(connection)
+            try await Self.confirmReplicated(connection, replication)
             return Committed(value, sequenceOffset: transaction.sequenceOffset)
         }
     }
