@@ -23,7 +23,7 @@ import QuoteStore
 /// - `security.serverKey` / `QUOTED_SECURITY_SERVER_KEY` / `--server-key`: the daemon's secret CURVE certificate
 ///   (czmq `zcert`, `NAME.key_secret`). With it, both sockets are CURVE servers that let in only listed keys.
 /// - `security.clientsDirectory` / `QUOTED_SECURITY_CLIENTS_DIRECTORY` / `--clients`: the allow-list, one public
-///   certificate (`NAME.key`) per client, its role in metadata (`role = "operator"`, `client` or `observer`);
+///   certificate (`NAME.key`) per client, its role in metadata (`role = "operator"`, `support`, `client` or `observer`);
 ///   re-read on SIGHUP. Required with `security.serverKey`, and it with it.
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.

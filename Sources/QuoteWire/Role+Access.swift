@@ -16,6 +16,14 @@ extension Role {
         .operator: (
             operations: Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, .granted) }), subscribe: true
         ),
+        // Support staff answer customers: everything read, the stream, and the changes a quote
+        // needs from them; not submitting for a customer, nor completing work.
+        .support: (
+            operations: Dictionary(
+                uniqueKeysWithValues: Operation.allCases.filter { !$0.isWrite }.map { ($0, .granted) }
+                    + [(.resolve, .granted), (.book, .granted), (.cancel, .granted)]),
+            subscribe: true
+        ),
         .client: (
             operations: [
                 .submit: .granted, .get: .ownQuotes, .book: .ownQuotes, .cancel: .ownQuotes, .services: .granted,

@@ -129,6 +129,9 @@ struct SecurityTests {
             "submit", "get", "list", "resolve", "book", "complete", "cancel", "mechanics", "services", "stats",
             "events", "ping", "waiting",
         ],
+        "support": [
+            "get", "list", "resolve", "book", "cancel", "mechanics", "services", "stats", "events", "ping", "waiting",
+        ],
         "client": ["submit", "get", "book", "cancel", "services", "ping"],
         "observer": ["get", "list", "stats", "mechanics", "services", "events", "ping", "waiting"],
     ]
@@ -159,7 +162,7 @@ struct SecurityTests {
 
     @Test(
         "every operation, for every role: allowed ones work, the others are forbidden and change nothing",
-        arguments: ["operator", "client", "observer"])
+        arguments: ["operator", "support", "client", "observer"])
     func roleMatrix(_ role: String) throws {
         let secure = try SecureDaemon(clients: [("ops", "operator"), ("caller", role)])
         let context = try Context()
