@@ -40,6 +40,8 @@ final class PostgresPrimary: Sendable {
         /// Since when no primary has answered; `nil` while one does.
         var downSince: ContinuousClock.Instant?
         var availability = Availability()
+        /// Whether this loss's first fruitless search was logged (the next ones are not).
+        var warned = false
         var closed = false
     }
 
@@ -92,6 +94,7 @@ final class PostgresPrimary: Sendable {
         let ended: Duration? = state.withLock { state in
             guard pool.generation == state.pool.generation, let since = state.downSince else { return nil }
             state.downSince = nil
+            state.warned = false
             let down = since.duration(to: .now)
             state.availability.downSeconds += Self.seconds(down)
             return down
@@ -132,8 +135,17 @@ final class PostgresPrimary: Sendable {
         let found = await Self.findPrimary(
             generation: old.generation + 1, skipping: old.host, configuration: configuration, logger: logger)
         guard let (pool, runner) = found else {
-            state.withLock { $0.searching = false }
-            logger.warning("PostgreSQL: no other host accepts writes yet; requests get storage_error")
+            let first = state.withLock { state in
+                defer {
+                    state.searching = false
+                    state.warned = true
+                }
+                return !state.warned
+            }
+            if first {
+                logger.warning(
+                    "PostgreSQL: no other host accepts writes yet; requests get storage_error until one does")
+            }
             return
         }
         onFailover()
