@@ -140,12 +140,14 @@ public final class Quoted: Sendable {
         return (quote, reply.history ?? [])
     }
 
-    /// Quotes in `state` (all when `nil`), by increasing id after `after`, at most `limit`.
-    public func quotes(state: String? = nil, after: Int64? = nil, limit: Int = 100) async throws(QuotedError)
-        -> [WireQuote]
-    {
+    /// Quotes in `state` (all when `nil`) of `customer` (an email address, exact but for case,
+    /// or the start of a name; all when `nil`), by increasing id after `after`, at most `limit`.
+    public func quotes(
+        state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int = 100
+    ) async throws(QuotedError) -> [WireQuote] {
         var request = WireRequest(op: .list)
         request.state = state
+        request.customerSearch = customer
         request.after = after
         request.limit = limit
         return try await send(request, retry: true).quotes ?? []

@@ -3,7 +3,8 @@ public import QuoteCore
 /// A read-only query.
 public enum ReadQuery: Sendable, Hashable {
     case get(QuoteID)
-    case list(status: QuoteStatus?, after: QuoteID?, limit: Int)
+    /// Quotes by increasing id, of one state, of the customers a search finds, or all.
+    case list(status: QuoteStatus?, customer: CustomerSearch?, after: QuoteID?, limit: Int)
     case mechanics(freeOnly: Bool, skill: Skill?)
     case services
     case stats

@@ -19,9 +19,10 @@ extension Rulebook {
                 return .refused(QuoteError(.unknownQuote, "no quote \(id)"))
             }
             return .quote(record)
-        case .query(.list(let status, let after, let limit)):
+        case .query(.list(let status, let customer, let after, let limit)):
             let rows = min(limit, maximumRows)
-            return .quotes(try await store.quotes(status: status, afterID: after, limit: rows), limit: rows)
+            return .quotes(
+                try await store.quotes(status: status, customer: customer, afterID: after, limit: rows), limit: rows)
         case .query(.mechanics(let freeOnly, let skill)):
             return .mechanics(
                 try await store.mechanics().filter { state in

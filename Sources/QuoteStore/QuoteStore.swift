@@ -39,8 +39,12 @@ public protocol QuoteStore: Sendable {
     /// The quote submitted with `idempotencyKey`, if any.
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
 
-    /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
-    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote]
+    /// Quotes in `status` (all when `nil`) of the customers `customer` finds (all when `nil`),
+    /// by increasing id after `afterID`, at most `limit`. A customer's quotes are found
+    /// through an index.
+    func quotes(
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
+    ) async throws(StoreError) -> [Quote]
 
     /// The waiting quotes in line order (the next served first), at most `limit`.
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote]
@@ -99,6 +103,11 @@ extension QuoteStore {
 
     /// No other process to agree with.
     public func catalogFingerprint() async throws(StoreError) -> String? { nil }
+
+    /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
+    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+        try await quotes(status: status, customer: nil, afterID: afterID, limit: limit)
+    }
 }
 
 /// What a committed write transaction returned.

@@ -27,15 +27,26 @@ extension PostgresQuoteStore {
         }
     }
 
-    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
-        let after = afterID?.rawValue ?? 0
-        let rows: [PostgresRow]
-        if let status {
-            rows = try await query(
-                "SELECT data FROM quotes WHERE state = \(status.rawValue) AND id > \(after) ORDER BY id LIMIT \(limit)")
-        } else {
-            rows = try await query("SELECT data FROM quotes WHERE id > \(after) ORDER BY id LIMIT \(limit)")
+    public func quotes(
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
+    ) async throws(StoreError) -> [Quote] {
+        // Every value a bound parameter, numbered as it is appended.
+        var binds = PostgresBindings(capacity: 4)
+        func parameter(_ value: some PostgresNonThrowingEncodable) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
         }
+        var sql = "SELECT data FROM quotes WHERE id > \(parameter(afterID?.rawValue ?? 0))"
+        if let status { sql += " AND state = \(parameter(status.rawValue))" }
+        switch customer {
+        case .email(let email)?: sql += " AND customer_email = \(parameter(email))"
+        // `^@` (starts with) is a range of the name index, whose collation is "C".
+        case .namePrefix(let prefix)?: sql += " AND customer_name ^@ \(parameter(prefix))"
+        case nil: break
+        }
+        sql += " ORDER BY id LIMIT \(parameter(Int64(limit)))"
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        let rows = try await self.query(query)
         return try rows.map { row throws(StoreError) in
             try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
         }

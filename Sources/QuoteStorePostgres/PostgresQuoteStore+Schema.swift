@@ -1,6 +1,9 @@
+import Foundation
 import Logging
 import PostgresNIO
+import QuoteCore
 import QuoteStore
+import QuoteStoreCodec
 
 extension PostgresQuoteStore {
     /// The versioned schema, applied in order. Migrations only ever append: a released one is
@@ -114,6 +117,19 @@ extension PostgresQuoteStore {
                 """
             ]
         ),
+        (
+            // A customer's quotes, found by email address or name prefix (`CustomerSearch`),
+            // in the search form `StoredCustomer` gives; compared byte by byte ("C"), so that
+            // a name prefix is a range of its index. Quotes stored before are filled in by
+            // `fillCustomers` in the same transaction.
+            "v4: quotes by customer",
+            [
+                "ALTER TABLE quotes ADD COLUMN customer_email TEXT COLLATE \"C\"",
+                "ALTER TABLE quotes ADD COLUMN customer_name TEXT COLLATE \"C\"",
+                "CREATE INDEX quotes_by_customer_email ON quotes(customer_email, id)",
+                "CREATE INDEX quotes_by_customer_name ON quotes(customer_name, id)",
+            ]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of
@@ -146,6 +162,7 @@ extension PostgresQuoteStore {
                 }
                 for migration in pending {
                     for statement in migration.sql { try await Self.run(connection, statement) }
+                    if migration.id.hasPrefix("v4:") { try await self.fillCustomers(connection) }
                     try await Self.run(connection, "INSERT INTO quoted_migrations (id) VALUES (\(migration.id))")
                 }
                 try await Self.run(connection, "COMMIT")
@@ -153,6 +170,33 @@ extension PostgresQuoteStore {
                 await Self.rollback(connection, after: error)
                 throw StoreError(.migration, "cannot migrate: \(error.message)")
             }
+        }
+    }
+
+    /// Fills in the customer columns of quotes stored before they existed, from each quote's
+    /// record, a page at a time.
+    private func fillCustomers(_ connection: PostgresConnection) async throws(StoreError) {
+        var after: Int64 = 0
+        while true {
+            var page: [(Int64, Data)] = []
+            do {
+                let rows = try await connection.query(
+                    "SELECT id, data FROM quotes WHERE id > \(after) ORDER BY id LIMIT 1000", logger: logger)
+                for try await row in rows.decode((Int64, Data).self) { page.append(row) }
+            } catch {
+                throw Self.storeError(error)
+            }
+            guard let last = page.last else { return }
+            for (id, data) in page {
+                let quote = try PostgresTransaction.quote(data)
+                try await Self.run(
+                    connection,
+                    """
+                    UPDATE quotes SET customer_email = \(StoredCustomer.email(of: quote)),
+                        customer_name = \(StoredCustomer.name(of: quote)) WHERE id = \(id)
+                    """)
+            }
+            after = last.0
         }
     }
 }

@@ -332,8 +332,8 @@ final class PostgresTransaction: StoreTransaction {
             inserted,
             into: """
                 INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                    updated_at, data, history, wait_seq, wait_skill, wait_mechanic) VALUES
-                """, columns: 13
+                    updated_at, data, history, wait_seq, wait_skill, wait_mechanic, customer_email, customer_name) VALUES
+                """, columns: 15
         ) { entry, bindings throws(StoreError) in
             let quote = entry.quote
             bindings.append(quote.id.rawValue)
@@ -347,6 +347,8 @@ final class PostgresTransaction: StoreTransaction {
             try bind(QuoteCodec.encode(quote), to: &bindings)
             try bind(history(of: entry, offset: offset), to: &bindings)
             bindWaiting(entry, offset: offset, to: &bindings)
+            bindings.append(StoredCustomer.email(of: quote))
+            bindings.append(StoredCustomer.name(of: quote))
         }
         let changed = try await insert(
             updated,

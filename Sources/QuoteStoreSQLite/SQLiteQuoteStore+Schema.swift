@@ -154,6 +154,28 @@ extension SQLiteQuoteStore {
         migrator.registerMigration("v6: the audit trail") { db in
             try db.execute(sql: "ALTER TABLE events ADD COLUMN actor TEXT")
         }
+        // A customer's quotes, found by email address or name prefix (`CustomerSearch`), in
+        // the search form `StoredCustomer` gives; quotes stored before are filled in here.
+        migrator.registerMigration("v7: quotes by customer") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE quotes ADD COLUMN customer_email TEXT;
+                    ALTER TABLE quotes ADD COLUMN customer_name TEXT;
+                    """)
+            let update = try db.makeStatement(
+                sql: "UPDATE quotes SET customer_email = ?, customer_name = ? WHERE id = ?")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, data FROM quotes")
+            while let row = try rows.next() {
+                let quote = try QuoteCodec.decodeQuote(row[1])
+                try update.execute(
+                    arguments: [StoredCustomer.email(of: quote), StoredCustomer.name(of: quote), row[0] as Int64])
+            }
+            try db.execute(
+                sql: """
+                    CREATE INDEX quotes_by_customer_email ON quotes(customer_email, id);
+                    CREATE INDEX quotes_by_customer_name ON quotes(customer_name, id);
+                    """)
+        }
         return migrator
     }
 

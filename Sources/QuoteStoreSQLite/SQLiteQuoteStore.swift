@@ -241,19 +241,31 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
-    public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
+    public func quotes(
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
+    ) async throws(StoreError) -> [Quote] {
         try await read { db in
-            let after = afterID?.rawValue ?? 0
-            let rows: [Data]
+            var conditions = ["id > ?"]
+            var arguments: StatementArguments = [afterID?.rawValue ?? 0]
             if let status {
-                rows = try Data.fetchAll(
-                    db, sql: "SELECT data FROM quotes WHERE state = ? AND id > ? ORDER BY id LIMIT ?",
-                    arguments: [status.rawValue, after, limit])
-            } else {
-                rows = try Data.fetchAll(
-                    db, sql: "SELECT data FROM quotes WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit])
+                conditions.append("state = ?")
+                arguments += [status.rawValue]
             }
-            return try rows.map(QuoteCodec.decodeQuote)
+            switch customer {
+            case .email(let email)?:
+                conditions.append("customer_email = CAST(? AS TEXT)")
+                arguments += [Data(email.utf8)]
+            case .namePrefix(let prefix)?:
+                // A range of the name index; the bound is bytes, compared as text byte by byte.
+                conditions.append("customer_name >= CAST(? AS TEXT) AND customer_name < CAST(? AS TEXT)")
+                arguments += [Data(prefix.utf8), Data(StoredCustomer.upperBound(ofPrefix: prefix))]
+            case nil: break
+            }
+            arguments += [limit]
+            return try Data.fetchAll(
+                db, sql: "SELECT data FROM quotes WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?",
+                arguments: arguments
+            ).map(QuoteCodec.decodeQuote)
         }
     }
 

@@ -99,8 +99,8 @@ final class SQLiteTransaction: StoreTransaction {
                 .insertQuote,
                 """
                 INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                    updated_at, data, history)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    updated_at, data, history, customer_email, customer_name)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let data = encode(quote)
             try statement.execute {
@@ -114,6 +114,8 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(StoredTime.milliseconds(quote.updatedAt))
                 $0.bind(data)
                 $0.bind(bytes)
+                $0.bind(StoredCustomer.email(of: quote))
+                $0.bind(StoredCustomer.name(of: quote))
             }
             history = (quote.id.rawValue, bytes)
         }

@@ -88,7 +88,13 @@ struct RequestParser {
             case "v": try parser.first(&request.v, depth: 1) { try $0.int("v") }
             case "op": try parser.first(&request.op, depth: 1) { try $0.string("op") }
             case "id": try parser.first(&request.id, depth: 1) { try $0.requestID() }
-            case "customer": try parser.first(&request.customer, depth: 1) { try $0.customer() }
+            case "customer":
+                // `submit`'s customer is an object; `list`'s a search text.
+                if parser.peekValue() == UInt8(ascii: "\"") {
+                    try parser.first(&request.customerSearch, depth: 1) { try $0.string("customer") }
+                } else {
+                    try parser.first(&request.customer, depth: 1) { try $0.customer() }
+                }
             case "car": try parser.first(&request.car, depth: 1) { try $0.car() }
             case "services": try parser.first(&request.services, depth: 1) { try $0.strings("services") }
             case "idempotencyKey":
@@ -650,6 +656,12 @@ struct RequestParser {
         guard index < bytes.count else { return 0 }
         defer { index += 1 }
         return bytes[index]
+    }
+
+    /// The first byte of the value at the cursor, past any space.
+    private mutating func peekValue() -> UInt8 {
+        skipSpace()
+        return peek()
     }
 
     private mutating func skipSpace() {

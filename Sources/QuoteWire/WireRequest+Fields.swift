@@ -54,7 +54,7 @@ extension WireRequest {
             case .submit:
                 common.union([.customer, .car, .services, .mechanic, .coupon, .idempotencyKey, .book, .wait])
             case .get, .complete: common.union(.quoteId)
-            case .list: common.union([.state, .after, .limit])
+            case .list: common.union([.customer, .state, .after, .limit])
             case .resolve: common.union([.quoteId, .year, .trim, .make, .model, .services, .price, .priceCents])
             case .book: common.union([.quoteId, .mechanic, .wait])
             case .cancel: common.union([.quoteId, .reason])
@@ -85,7 +85,7 @@ extension WireRequest {
         let allowed = Fields.of(operation)
         if let unknown = presence.unknown {
             let (prefix, name, candidates): (String, String, [String])
-            if unknown.hasPrefix("customer."), allowed.contains(.customer) {
+            if unknown.hasPrefix("customer."), operation == .submit {
                 (prefix, name, candidates) = ("customer.", String(unknown.dropFirst(9)), ["name", "email", "address"])
             } else if unknown.hasPrefix("car."), allowed.contains(.car) {
                 (prefix, name, candidates) = ("car.", String(unknown.dropFirst(4)), ["make", "model", "year", "trim"])

@@ -28,6 +28,7 @@ extension WireRequest {
             if let error = check(customer.email, "customer.email", short) { return error }
             if let error = check(customer.address, "customer.address", long) { return error }
         }
+        if let error = check(customerSearch, "customer", short) { return error }
         if let car {
             if let error = check(car.make, "car.make", short) { return error }
             if let error = check(car.model, "car.model", short) { return error }

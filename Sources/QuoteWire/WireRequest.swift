@@ -76,6 +76,9 @@ public struct WireRequest: Encodable, Sendable, Hashable {
     public var quoteId: Int64?
 
     // list
+    /// Whose quotes: an email address (exact, but for case) or the start of a name; sent as
+    /// the `customer` key, a string here where `submit`'s is an object.
+    public var customerSearch: String?
     public var state: String?
     public var after: Int64?
     public var limit: Int?
@@ -165,6 +168,9 @@ extension WireRequest {
         let action: RequestAction
         switch operation {
         case .submit:
+            if customerSearch != nil {
+                problems.append(Problem(field: "customer", message: "must be an object with name, email and address"))
+            }
             let submission = Submission(
                 customer: customer, car: car, services: services, mechanic: mechanic, coupon: coupon)
             if wait == true && book != true {
@@ -222,7 +228,18 @@ extension WireRequest {
                 }
             }
             if let after, after < 0 { problems.append(Problem(field: "after", message: "must not be negative")) }
-            action = .read(.list(status: status, after: after.map(QuoteID.init), limit: page(limit, default: 100)))
+            var search: CustomerSearch?
+            if customer != nil {
+                problems.append(
+                    Problem(field: "customer", message: "must be a string: an email address or the start of a name"))
+            } else if let customerSearch {
+                search = CustomerSearch(customerSearch)
+                if search == nil { problems.append(Problem(field: "customer", message: "must not be empty")) }
+            }
+            action = .read(
+                .list(
+                    status: status, customer: search, after: after.map(QuoteID.init),
+                    limit: page(limit, default: 100)))
         case .mechanics:
             var level: Skill?
             if let skill {
@@ -285,6 +302,41 @@ extension WireRequest {
 }
 
 extension WireRequest {
+    /// Every field that is set, under its key; `customer` is `submit`'s object or `list`'s
+    /// search text, whichever is set.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(v, forKey: .v)
+        try container.encodeIfPresent(op, forKey: .op)
+        try container.encodeIfPresent(id, forKey: .id)
+        if let customerSearch {
+            try container.encode(customerSearch, forKey: .customer)
+        } else {
+            try container.encodeIfPresent(customer, forKey: .customer)
+        }
+        try container.encodeIfPresent(car, forKey: .car)
+        try container.encodeIfPresent(services, forKey: .services)
+        try container.encodeIfPresent(mechanic, forKey: .mechanic)
+        try container.encodeIfPresent(coupon, forKey: .coupon)
+        try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
+        try container.encodeIfPresent(book, forKey: .book)
+        try container.encodeIfPresent(wait, forKey: .wait)
+        try container.encodeIfPresent(quoteId, forKey: .quoteId)
+        try container.encodeIfPresent(state, forKey: .state)
+        try container.encodeIfPresent(after, forKey: .after)
+        try container.encodeIfPresent(limit, forKey: .limit)
+        try container.encodeIfPresent(year, forKey: .year)
+        try container.encodeIfPresent(trim, forKey: .trim)
+        try container.encodeIfPresent(make, forKey: .make)
+        try container.encodeIfPresent(model, forKey: .model)
+        try container.encodeIfPresent(price, forKey: .price)
+        try container.encodeIfPresent(priceCents, forKey: .priceCents)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encodeIfPresent(since, forKey: .since)
+        try container.encodeIfPresent(free, forKey: .free)
+        try container.encodeIfPresent(skill, forKey: .skill)
+    }
+
     enum CodingKeys: String, CodingKey {
         case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
             limit

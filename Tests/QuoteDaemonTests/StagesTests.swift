@@ -27,8 +27,10 @@ struct FailingCommits: QuoteStore {
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
         try await store.quote(idempotencyKey: idempotencyKey)
     }
-    func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
-        try await store.quotes(status: status, afterID: afterID, limit: limit)
+    func quotes(
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
+    ) async throws(StoreError) -> [Quote] {
+        try await store.quotes(status: status, customer: customer, afterID: afterID, limit: limit)
     }
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
     func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }

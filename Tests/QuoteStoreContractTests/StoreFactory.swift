@@ -111,11 +111,12 @@ struct Contract {
     }
 
     /// A valid submission for `services`, naming `mechanic` as the customer's preference.
-    static func submission(_ services: [String] = ["Oil Change"], mechanic: String? = nil, name: String = "Reza")
-        -> Submission
-    {
+    static func submission(
+        _ services: [String] = ["Oil Change"], mechanic: String? = nil, name: String = "Reza",
+        email: String = "reza@example.com"
+    ) -> Submission {
         Submission(
-            customer: .init(name: name, email: "reza@example.com", address: "1 Main St"),
+            customer: .init(name: name, email: email, address: "1 Main St"),
             car: .init(make: "Honda", model: "Civic", year: 2015, trim: "EX"), services: services, mechanic: mechanic)
     }
 

@@ -36,7 +36,13 @@ struct FoundationRequest: Decodable {
             case .v: request.v = try container.decodeWholeNumberIfPresent(forKey: key).map { Int($0) }
             case .op: request.op = try container.decodeIfPresent(String.self, forKey: key)
             case .id: request.id = try container.decodeIfPresent(RequestID.self, forKey: key)
-            case .customer: request.customer = try container.decodeIfPresent(Submission.CustomerInput.self, forKey: key)
+            case .customer:
+                // `list`'s is a search text, `submit`'s an object.
+                if let search = try? container.decodeIfPresent(String.self, forKey: key) {
+                    request.customerSearch = search
+                } else {
+                    request.customer = try container.decodeIfPresent(Submission.CustomerInput.self, forKey: key)
+                }
             case .car: request.car = try container.decodeIfPresent(Submission.CarInput.self, forKey: key)
             case .services: request.services = try container.decodeIfPresent([String].self, forKey: key)
             case .mechanic: request.mechanic = try container.decodeIfPresent(String.self, forKey: key)

@@ -249,6 +249,29 @@ struct WireCodecTests {
         }
         #expect(notJSON.code == .invalidJSON)
     }
+
+    @Test(
+        "list takes a customer as text, an email address or a name's start; submit as an object, never the other way",
+        arguments: [
+            (#"{"v":1,"op":"list","customer":"Jane@Example.com"}"#, CustomerSearch.email("jane@example.com"), nil),
+            (#"{"v":1,"op":"list","customer":"Jane D"}"#, .namePrefix("jane d"), nil),
+            (#"{"v":1,"op":"list","customer":""}"#, nil, "must not be empty"),
+            (#"{"v":1,"op":"list","customer":{"name":"Jane"}}"#, nil, "must be a string"),
+            (
+                #"{"v":1,"op":"submit","customer":"Jane","car":{"make":"Honda","model":"Civic"},"services":["Oil Change"]}"#,
+                nil, "must be an object"
+            ),
+        ] as [(String, CustomerSearch?, String?)])
+    func customerSearch(frame: String, search: CustomerSearch?, problem: String?) throws {
+        let request = try WireCodec().decodeRequest(Array(frame.utf8)).get()
+        if let search {
+            #expect(try request.action() == .read(.list(status: nil, customer: search, after: nil, limit: 100)))
+        } else {
+            let error = #expect(throws: WireError.self) { try request.action() }
+            let customer = error?.problems?.first { $0.field == "customer" }
+            #expect(customer?.message.contains(problem ?? "-") == true, "\(error?.problems ?? [])")
+        }
+    }
 }
 
 /// The hand-written request parser against the `JSONDecoder` path it replaced: the same
@@ -260,6 +283,7 @@ struct WireCodecTests {
 struct RequestParserTests {
     static let valid: [String] = [
         #"{"v":1,"op":"ping"}"#,
+        #"{"v":1,"op":"list","customer":"Jane D","state":"ready"}"#,
         #"{"v":1,"op":"ping","id":" !~printable ASCII, every byte from space to tilde ~! 0123456789"}"#,
         #"  {"op" : "ping" , "v" : 1 , "id" : "c-1" }  "#,
         #"{"v":1,"op":"get","quoteId":7,"id":-42}"#,
@@ -298,7 +322,7 @@ struct RequestParserTests {
         ("{\"v\":\"1\"}", .invalidRequest), ("{\"v\":1.5}", .invalidRequest), ("{\"v\":true}", .invalidRequest),
         ("{\"quoteId\":\"7\"}", .invalidRequest), ("{\"quoteId\":99999999999999999999}", .invalidRequest),
         ("{\"services\":\"Oil Change\"}", .invalidRequest), ("{\"services\":[\"a\",null]}", .invalidRequest),
-        ("{\"services\":[\"a\",1]}", .invalidRequest), ("{\"customer\":\"John\"}", .invalidRequest),
+        ("{\"services\":[\"a\",1]}", .invalidRequest), ("{\"customer\":7}", .invalidRequest),
         ("{\"customer\":{\"name\":1}}", .invalidRequest), ("{\"car\":{\"year\":\"2012\"}}", .invalidRequest),
         ("{\"book\":\"yes\"}", .invalidRequest), ("{\"id\":true}", .invalidRequest), ("{\"id\":{}}", .invalidRequest),
         ("{\"id\":1.5}", .invalidRequest),

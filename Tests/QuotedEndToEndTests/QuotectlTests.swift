@@ -46,6 +46,16 @@ struct QuotectlTests {
         let history = (try fetched.json()["history"] as? [[String: Any]])?.compactMap { $0["to"] as? String }
         #expect(history == ["submitted", "pending", "ready", "booked", "completed"])
 
+        // Support finds John's quote by his address in any case, or by his name's start.
+        for search in ["JOHN.LEE@example.com", "john l"] {
+            let found = try Quotectl.run(["list", "--customer", search, "--json"], environment: env)
+            #expect(found.status == 0, "\(found.stderr)")
+            let quotes = try #require(try found.json()["quotes"] as? [[String: Any]])
+            #expect(quotes.compactMap { $0["id"] as? Int } == [id], "\(search)")
+        }
+        let nobody = try Quotectl.run(["list", "--customer", "jon.lee@example.com", "--json"], environment: env)
+        #expect((try nobody.json()["quotes"] as? [[String: Any]])?.isEmpty == true)
+
         let expected = [
             "quote.submitted", "quote.pending", "quote.ready", "quote.booked", "mechanic.busy", "quote.completed",
             "mechanic.free",

@@ -5,11 +5,13 @@ import QuoteWire
 
 /// `quotectl list`: quotes, newest last, optionally by state, a page at a time.
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List quotes, optionally by state.")
+    static let configuration = CommandConfiguration(abstract: "List quotes, optionally by state or customer.")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only quotes in this state (\(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", "))).")
     var state: String?
+    @Option(help: "Only this customer's quotes: an email address (exact, any case) or the start of a name.")
+    var customer: String?
     @Option(help: "At most this many quotes.") var limit: Int = 50
     @Option(help: "Start after this quote id (for the next page).") var after: Int64?
 
@@ -17,6 +19,7 @@ struct List: AsyncParsableCommand {
         guard (1...WireRequest.maximumPage).contains(limit) else {
             throw ValidationError("--limit must be 1 to \(WireRequest.maximumPage)")
         }
+        if let customer, customer.isEmpty { throw ValidationError("--customer must not be empty") }
         if let state, QuoteStatus(rawValue: state) == nil {
             throw ValidationError(
                 "unknown state \"\(state)\"; use one of \(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -27,6 +30,7 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         var request = WireRequest(op: .list)
         request.state = state
+        request.customerSearch = customer
         request.limit = limit
         request.after = after
         try await global.show(request) { reply, output in
@@ -41,7 +45,9 @@ struct List: AsyncParsableCommand {
                 },
                 styling: [1: output.state])
             if let next = reply.next {
-                output.errorLine("more: quotectl list --after \(next)\(state.map { " --state \($0)" } ?? "")")
+                output.errorLine(
+                    "more: quotectl list --after \(next)\(state.map { " --state \($0)" } ?? "")"
+                        + (customer.map { " --customer '\($0)'" } ?? ""))
             }
         }
     }

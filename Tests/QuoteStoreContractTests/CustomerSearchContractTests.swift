@@ -1,0 +1,55 @@
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import Testing
+
+/// Support finds a customer's quotes by email address or name prefix, in every store.
+@Suite("Every store finds a customer's quotes")
+struct CustomerSearchContractTests {
+    /// Quotes of four customers, some sharing a name's start or an address but for case.
+    static let customers: [(name: String, email: String)] = [
+        ("Jane Doe", "jane@example.com"), ("Janet Smith", "JANET@example.com"), ("jane doe", "Jane@Example.com"),
+        ("Bob Jones", "bob@example.com"), ("Zoë Ångström", "zoe@example.com"), ("Janet Smith", "janet@other.org"),
+    ]
+
+    @Test(
+        "a search by email is exact but for case, by name a prefix but for case, in id order and by page",
+        arguments: StoreFactory.all)
+    func findsExactlyTheCustomersQuotes(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        var ids: [QuoteID] = []
+        for (name, email) in Self.customers + Self.customers {
+            ids.append(
+                try await contract.must(
+                    .submit(Contract.submission(name: name, email: email), idempotencyKey: nil, book: false)
+                ).quote.id)
+        }
+        func found(_ text: String, after: QuoteID? = nil, limit: Int = 100) async throws -> [QuoteID] {
+            let search = try #require(CustomerSearch(text))
+            return try await contract.store.quotes(status: nil, customer: search, afterID: after, limit: limit).map(
+                \.id)
+        }
+        let indices = { (wanted: [Int]) in wanted.flatMap { [ids[$0], ids[$0 + 6]] }.sorted() }
+        #expect(try await found("jane@example.com") == indices([0, 2]))
+        #expect(try await found("JANE@EXAMPLE.COM") == indices([0, 2]))
+        #expect(try await found("janet@example.com") == indices([1]))
+        #expect(try await found("jan@example.com") == [], "an address is never a prefix")
+        #expect(try await found("Jane") == indices([0, 1, 2, 5]))
+        #expect(try await found("jane d") == indices([0, 2]))
+        #expect(try await found("Janet Smith") == indices([1, 5]))
+        #expect(try await found("Janet Smithe") == [])
+        #expect(try await found("zoë å") == indices([4]), "letters beyond ASCII fold their case too")
+        #expect(try await found("Zo") == indices([4]))
+        #expect(try await found("a") == [], "a prefix of the name, not of any word in it")
+        let firstPage = try await found("jane", limit: 3)
+        #expect(firstPage == Array(indices([0, 1, 2, 5]).prefix(3)))
+        #expect(try await found("jane", after: firstPage.last) == Array(indices([0, 1, 2, 5]).dropFirst(3)))
+        let ready = try await contract.store.quotes(
+            status: .ready, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10)
+        #expect(ready.map(\.id) == indices([3]))
+        #expect(
+            try await contract.store.quotes(
+                status: .booked, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10
+            ).isEmpty)
+    }
+}
