@@ -220,7 +220,7 @@ let package = Package(
         // What several test targets share: running the project's Python (pyzmq).
         .target(
             name: "TestSupport",
-            dependencies: ["QuoteCore", "QuoteStore"],
+            dependencies: ["QuoteCore", "QuoteRules", "QuoteStore"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

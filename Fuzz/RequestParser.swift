@@ -87,6 +87,23 @@ private func write(_ command: QuoteCommand, id: RequestID?) {
             quote = try fixtures.booked.completed(at: now)
         case .cancel(_, let reason):
             quote = try fixtures.ready.cancelled(reason: reason, at: now)
+        case .setDuty:
+            guard case .setDuty(let mechanic, let onDuty) = try rulebook.check(command, in: catalog, at: now).get()
+            else { fatalError("a setDuty checked as another command") }
+            var reply = WireReply.success(id)
+            reply.mechanic = WireQuote.WireMechanic(mechanic)
+            reply.onDuty = onDuty
+            checkReply(reply)
+            return
+        case .reassign:
+            guard case .reassign(_, let mechanic) = try rulebook.check(command, in: catalog, at: now).get() else {
+                fatalError("a reassign checked as another command")
+            }
+            if let mechanic {
+                quote = try fixtures.booked.reassigned(to: mechanic, at: now)
+            } else {
+                quote = try fixtures.booked.requeued(at: now)
+            }
         }
         checkQuoteReply(quote, id: id)
     } catch {

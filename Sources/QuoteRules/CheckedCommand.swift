@@ -21,6 +21,10 @@ public enum CheckedCommand: Sendable, Hashable {
     /// Give every free mechanic the oldest waiting quote they can do (after the roster
     /// changed: a mechanic added or back takes from the wait-list).
     case serveWaitList
+    /// Take `mechanic` off duty, or put them back on duty to serve the wait-list.
+    case setDuty(Mechanic, onDuty: Bool)
+    /// Move a booked quote to `mechanic`, or by the dispatch order when `nil`.
+    case reassign(QuoteID, mechanic: Mechanic?)
 }
 
 /// A submission turned into a valid request and the stage it is priced to.

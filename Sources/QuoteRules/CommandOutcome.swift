@@ -3,8 +3,8 @@ public import QuoteStore
 
 /// What one successful command did.
 public struct CommandOutcome: Sendable, Hashable {
-    /// The quote after the command.
-    public var quote: Quote
+    /// The quote after the command; `nil` for a command on a mechanic that booked no quote.
+    public var quote: Quote?
     /// The events the command appended, in order (none for an idempotent replay).
     public var events: [StoredEvent]
     /// Whether this was a repeated submission answered from the original.
@@ -14,12 +14,27 @@ public struct CommandOutcome: Sendable, Hashable {
     public var bookingError: QuoteError?
     /// When the command left the quote waiting: its place in line, 1 for the next served.
     public var waitPosition: Int?
+    /// The mechanic a change of duty concerned, and whether they are now on duty.
+    public var duty: Duty?
+
+    /// A mechanic and whether they are on duty.
+    public struct Duty: Sendable, Hashable {
+        public var mechanic: Mechanic
+        public var onDuty: Bool
+
+        /// Creates a duty.
+        public init(mechanic: Mechanic, onDuty: Bool) {
+            self.mechanic = mechanic
+            self.onDuty = onDuty
+        }
+    }
 
     /// Creates an outcome.
     public init(
-        quote: Quote, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil,
-        waitPosition: Int? = nil
+        quote: Quote?, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil,
+        waitPosition: Int? = nil, duty: Duty? = nil
     ) {
+        self.duty = duty
         self.quote = quote
         self.events = events
         self.replayed = replayed

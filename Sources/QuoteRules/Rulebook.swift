@@ -52,6 +52,17 @@ public struct Rulebook: Sendable {
             return .success(.complete(id))
         case .cancel(let id, let reason):
             return .success(.cancel(id, reason: reason))
+        case .setDuty(let name, let onDuty):
+            guard let mechanic = catalog.mechanic(named: name) else {
+                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
+            }
+            return .success(.setDuty(mechanic, onDuty: onDuty))
+        case .reassign(let id, let name):
+            guard let name else { return .success(.reassign(id, mechanic: nil)) }
+            guard let mechanic = catalog.mechanic(named: name) else {
+                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
+            }
+            return .success(.reassign(id, mechanic: mechanic))
         }
     }
 
@@ -192,6 +203,21 @@ public struct Rulebook: Sendable {
             return try await finish(stored, as: try stored.cancelled(reason: reason, at: transaction.now), with: steps)
         case .serveWaitList:
             return try await serveWaitList(with: steps)
+        case .setDuty(let mechanic, let onDuty):
+            return try await setDuty(mechanic, onDuty: onDuty, with: steps)
+        case .reassign(let id, let mechanic):
+            let stored = try await steps.load(id)
+            // Its mechanic is released before another is claimed (a quote holds one at
+            // most), so a refusal after that undoes both.
+            try await transaction.savepoint()
+            do {
+                let outcome = try await reassign(stored, to: mechanic, with: steps)
+                try await transaction.releaseSavepoint()
+                return outcome
+            } catch let refusal as QuoteError {
+                try await transaction.rollbackToSavepoint()
+                throw refusal
+            }
         }
     }
 
@@ -315,6 +341,73 @@ public struct Rulebook: Sendable {
         return try await steps.record(booked, replacing: next, with: [.mechanicBusy(mechanic, quote: next.id)])
     }
 
+    /// Takes `mechanic` off duty (what they hold stays theirs) or puts them back on duty,
+    /// where they take the oldest waiting quote they can serve at once. Asking for the duty
+    /// they are on already changes nothing and succeeds.
+    private func setDuty(_ mechanic: Mechanic, onDuty: Bool, with steps: Steps) async throws -> CommandOutcome {
+        let duty = CommandOutcome.Duty(mechanic: mechanic, onDuty: onDuty)
+        guard try await steps.transaction.setDuty(mechanic.id, onDuty: onDuty) else {
+            return CommandOutcome(quote: nil, events: [], duty: duty)
+        }
+        var events = try await steps.transaction.append([.mechanicDuty(mechanic, onDuty: onDuty)], by: steps.actor.name)
+        var quote: Quote?
+        if onDuty {
+            let served = try await serve(mechanic, with: steps)
+            quote = served.first?.quote
+            events += served
+        }
+        return CommandOutcome(quote: quote, events: events, duty: duty)
+    }
+
+    /// Moves a booked quote off its mechanic: to `named`, who must be free, on duty and able;
+    /// without a name, to the first free able one in `DispatchOrder` other than its own; when
+    /// no one is, to the front of the wait-list. The mechanic it leaves is freed and, on
+    /// duty, serves the line.
+    private func reassign(_ quote: Quote, to named: Mechanic?, with steps: Steps) async throws -> CommandOutcome {
+        let transaction = steps.transaction
+        guard case .booked = quote.stage, let previous = quote.mechanic else {
+            throw QuoteError.illegalTransition(from: quote.status, to: .booked)
+        }
+        let now = transaction.now
+        // An unable or the same mechanic is refused before anything is written.
+        if let named { _ = try quote.reassigned(to: named, at: now) }
+        guard try await transaction.release(previous.id, from: quote.id) else {
+            throw StoreError(.database, "integrity: mechanic \(previous.id) was not held by quote \(quote.id)")
+        }
+        let required = quote.request.requiredSkill
+        let moved: Quote
+        var claimed: Mechanic?
+        if let named {
+            guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
+                throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote or off duty")
+            }
+            claimed = named
+            moved = try quote.reassigned(to: named, at: now)
+        } else if let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) {
+            guard picked.id != previous.id else {
+                throw QuoteError(
+                    .noMechanicAvailable, "no other free mechanic has the \(required) skill this quote needs")
+            }
+            claimed = picked
+            moved = try quote.reassigned(to: picked, at: now)
+        } else {
+            moved = try quote.requeued(at: now)
+        }
+        var changes: [StoredEvent.Kind] = [.quoteReassigned(from: previous, quote: moved)]
+        if let claimed { changes.append(.mechanicBusy(claimed, quote: quote.id)) }
+        changes.append(.mechanicFree(previous, quote: quote.id))
+        var events = try await transaction.append(changes, by: steps.actor.name)
+        try await transaction.update(
+            moved, step: StateChange(from: quote.status, to: moved.status, at: now, seq: events[0].seq))
+        var position: Int?
+        if moved.status == .waiting {
+            try await transaction.putFirstInLine(quote.id)
+            position = try await transaction.waitPosition(of: quote.id)
+        }
+        events += try await serve(previous, with: steps)
+        return CommandOutcome(quote: moved, events: events, waitPosition: position)
+    }
+
     /// Gives every free mechanic, in `DispatchOrder`, the oldest waiting quote they can serve.
     /// The outcome shows the last quote booked; it is refused when none could be.
     private func serveWaitList(with steps: Steps) async throws -> CommandOutcome {
@@ -322,7 +415,7 @@ public struct Rulebook: Sendable {
         var last: Quote?
         for mechanic in try await steps.transaction.freeMechanics() {
             let served = try await serve(mechanic, with: steps)
-            if case .quote(_, let quote)? = served.first?.kind { last = quote }
+            if let quote = served.first?.quote { last = quote }
             events += served
         }
         guard let last else { throw QuoteError(.noMechanicAvailable, "no waiting quote can be served now") }

@@ -49,7 +49,7 @@ public protocol QuoteStore: Sendable {
     /// The waiting quotes in line order (the next served first), at most `limit`.
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote]
 
-    /// Every active mechanic with what holds them.
+    /// Every active mechanic with what holds them and whether they are on duty.
     func mechanics() async throws(StoreError) -> [MechanicState]
 
     /// How many quotes are in each state.
@@ -168,12 +168,15 @@ public struct MechanicState: Sendable, Hashable {
     public var quote: QuoteID?
     /// Since when they have been free; `nil` when busy.
     public var freeSince: Date?
+    /// Whether they take new bookings.
+    public var onDuty: Bool
 
     /// Creates a state.
-    public init(mechanic: Mechanic, quote: QuoteID?, freeSince: Date?) {
+    public init(mechanic: Mechanic, quote: QuoteID?, freeSince: Date?, onDuty: Bool = true) {
         self.mechanic = mechanic
         self.quote = quote
         self.freeSince = freeSince
+        self.onDuty = onDuty
     }
 
     /// Whether they are free.

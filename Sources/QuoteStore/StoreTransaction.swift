@@ -36,13 +36,13 @@ public protocol StoreTransaction: AnyObject {
     /// waiting quote joins the end of the line as of `step`; one that stops waiting leaves it.
     func update(_ quote: Quote, step: StateChange) async throws(StoreError)
 
-    /// Claims the first free, active mechanic with at least `minimumSkill` in
+    /// Claims the first free, active, on-duty mechanic with at least `minimumSkill` in
     /// `QuoteCore.DispatchOrder` for `quote`; `nil`, changing nothing, when there is none.
     /// The pick and the claim are one atomic step: no other transaction can claim the same
     /// mechanic in between.
     func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic?
 
-    /// Claims `mechanic` for `quote` if they are free, active and have at least
+    /// Claims `mechanic` for `quote` if they are free, active, on duty and have at least
     /// `minimumSkill`; `false`, changing nothing, otherwise.
     func claim(_ mechanic: MechanicID, minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Bool
 
@@ -58,8 +58,17 @@ public protocol StoreTransaction: AnyObject {
     /// The place in line of the waiting quote `quote`: 1 for the next served.
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int
 
-    /// Every free, active mechanic, in `QuoteCore.DispatchOrder`.
+    /// Every free, active mechanic on duty, in `QuoteCore.DispatchOrder`.
     func freeMechanics() async throws(StoreError) -> [Mechanic]
+
+    /// Puts `mechanic` on or off duty; `false`, changing nothing, when they already were so
+    /// or are not active. Off duty, they are never claimed (``claim(_:minimumSkill:for:)``,
+    /// ``claimFirstFree(minimumSkill:for:)``, ``freeMechanics()``); a claim they hold stays.
+    func setDuty(_ mechanic: MechanicID, onDuty: Bool) async throws(StoreError) -> Bool
+
+    /// Moves the waiting quote `quote`, just put in line by ``update(_:step:)``, to the front
+    /// of the line: the next served by anyone able.
+    func putFirstInLine(_ quote: QuoteID) async throws(StoreError)
 
     /// Appends `changes`, caused `by` whom (see ``StoredEvent/by``), to the event log, in
     /// order, numbering them after every event before them, with no gap; returns them as logged.

@@ -12,6 +12,11 @@ public struct StoredEvent: Sendable, Hashable {
         case mechanicBusy(Mechanic, quote: QuoteID)
         /// A mechanic was released by a quote.
         case mechanicFree(Mechanic, quote: QuoteID)
+        /// A mechanic went off duty (no new bookings) or came back on duty.
+        case mechanicDuty(Mechanic, onDuty: Bool)
+        /// A booked quote moved `from` one mechanic to the one it now holds, or, when no one
+        /// was free, into the wait-list (`quote` is then waiting).
+        case quoteReassigned(from: Mechanic, quote: Quote)
     }
 
     /// The position in the log: 1, 2, 3..., never reused, with no gaps.
@@ -33,7 +38,8 @@ public struct StoredEvent: Sendable, Hashable {
         self.by = by
     }
 
-    /// The topic it is published under: `quote.<state>`, `mechanic.busy` or `mechanic.free`.
+    /// The topic it is published under: `quote.<state>`, `quote.reassigned`, `mechanic.busy`,
+    /// `mechanic.free`, `mechanic.off_duty` or `mechanic.on_duty`.
     ///
     /// Literals, not `"quote.\(state)"`: it is asked twice for every event published.
     public var type: String {
@@ -50,14 +56,25 @@ public struct StoredEvent: Sendable, Hashable {
             }
         case .mechanicBusy: "mechanic.busy"
         case .mechanicFree: "mechanic.free"
+        case .mechanicDuty(_, let onDuty): onDuty ? "mechanic.on_duty" : "mechanic.off_duty"
+        case .quoteReassigned: "quote.reassigned"
         }
     }
 
-    /// The quote the event concerns.
-    public var quoteID: QuoteID {
+    /// The quote the event concerns; `nil` for a mechanic's change of duty.
+    public var quoteID: QuoteID? {
         switch kind {
-        case .quote(_, let quote): quote.id
+        case .quote(_, let quote), .quoteReassigned(_, let quote): quote.id
         case .mechanicBusy(_, let id), .mechanicFree(_, let id): id
+        case .mechanicDuty: nil
+        }
+    }
+
+    /// The quote in the state the event left it, for a quote's event.
+    public var quote: Quote? {
+        switch kind {
+        case .quote(_, let quote), .quoteReassigned(_, let quote): quote
+        case .mechanicBusy, .mechanicFree, .mechanicDuty: nil
         }
     }
 }

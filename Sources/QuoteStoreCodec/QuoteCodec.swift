@@ -26,6 +26,24 @@ package enum QuoteCodec {
         return writer.data
     }
 
+    /// A reassignment's record: the mechanic the quote left, then the quote as it is now.
+    package static func encode(_ quote: Quote, reassignedFrom mechanic: Mechanic) -> Data {
+        var writer = Writer()
+        writer.byte(version)
+        writer.mechanic(mechanic)
+        writer.quote(quote)
+        return writer.data
+    }
+
+    /// Reads what ``encode(_:reassignedFrom:)`` wrote.
+    package static func decodeReassignment(_ data: Data) throws -> (from: Mechanic, quote: Quote) {
+        try data.withUnsafeBytes { buffer in
+            var reader = Reader(buffer)
+            try reader.expectVersion()
+            return (try reader.mechanic(), try reader.quote())
+        }
+    }
+
     package static func decodeQuote(_ data: Data) throws -> Quote {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)

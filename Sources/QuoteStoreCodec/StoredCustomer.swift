@@ -1,7 +1,7 @@
 public import QuoteCore
 
 /// The columns both stores keep of a quote's customer, so that support finds a customer's
-/// quotes through an index (``QuoteCore/CustomerSearch``), and the conditions on them.
+/// quotes through an index (`CustomerSearch`), and the conditions on them.
 public enum StoredCustomer {
     /// The `customer_email` column of `quote`: its customer's address in search form.
     public static func email(of quote: Quote) -> String {

@@ -10,7 +10,29 @@ extension StoredEvent.Kind {
         switch type {
         case "mechanic.busy": self = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quote)
         case "mechanic.free": self = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quote)
+        case "mechanic.on_duty": self = .mechanicDuty(try QuoteCodec.decodeMechanic(data), onDuty: true)
+        case "mechanic.off_duty": self = .mechanicDuty(try QuoteCodec.decodeMechanic(data), onDuty: false)
+        case "quote.reassigned":
+            let (mechanic, quote) = try QuoteCodec.decodeReassignment(data)
+            self = .quoteReassigned(from: mechanic, quote: quote)
         default: self = .quote(from: from.flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
+        }
+    }
+
+    /// The `quote_id` column of an event that concerns no quote (a change of duty): quote ids
+    /// start at 1.
+    package static let noQuote: Int64 = 0
+
+    /// The columns both stores write for this kind: the mechanic concerned, the quote's
+    /// states before and after, and the record.
+    package var columns: (mechanic: MechanicID?, from: QuoteStatus?, to: QuoteStatus?, data: Data) {
+        switch self {
+        case .quote(let previous, let quote):
+            (quote.mechanic?.id, previous, quote.status, QuoteCodec.encode(quote))
+        case .mechanicBusy(let worker, _), .mechanicFree(let worker, _), .mechanicDuty(let worker, _):
+            (worker.id, nil, nil, QuoteCodec.encode(worker))
+        case .quoteReassigned(let from, let quote):
+            (quote.mechanic?.id, .booked, quote.status, QuoteCodec.encode(quote, reassignedFrom: from))
         }
     }
 }

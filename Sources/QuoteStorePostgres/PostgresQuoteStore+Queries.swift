@@ -62,13 +62,13 @@ extension PostgresQuoteStore {
 
     public func mechanics() async throws(StoreError) -> [MechanicState] {
         let rows = try await query(
-            "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active ORDER BY id")
+            "SELECT id, name, skill, quote_id, free_since, on_duty FROM mechanics WHERE active ORDER BY id")
         return try rows.map { row throws(StoreError) in
-            let (id, name, skill, quote, freeSince) = try Self.decode(
-                row, as: (Int64, String, Int, Int64?, Int64?).self)
+            let (id, name, skill, quote, freeSince, onDuty) = try Self.decode(
+                row, as: (Int64, String, Int, Int64?, Int64?, Bool).self)
             return MechanicState(
                 mechanic: PostgresTransaction.mechanic((id, name, skill)), quote: quote.map(QuoteID.init),
-                freeSince: freeSince.map(StoredTime.date))
+                freeSince: freeSince.map(StoredTime.date), onDuty: onDuty)
         }
     }
 

@@ -130,6 +130,11 @@ extension PostgresQuoteStore {
                 "CREATE INDEX quotes_by_customer_name ON quotes(customer_name, id)",
             ]
         ),
+        (
+            // Who takes new bookings: a mechanic off duty keeps their claim but is never picked.
+            "v5: duty",
+            ["ALTER TABLE mechanics ADD COLUMN on_duty BOOLEAN NOT NULL DEFAULT TRUE"]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

@@ -69,6 +69,9 @@ final class PostgresTransaction: StoreTransaction {
         var steps: [StateChange]
         /// The number of the step that put the quote in line, when it waits.
         var waitSeq: Int64?
+        /// Its place in line as stored, when it was put at the front (``putFirstInLine(_:)``):
+        /// before everyone in line when the transaction looked.
+        var waitFront: Int64?
     }
 
     private struct PendingEvent {
@@ -192,6 +195,7 @@ final class PostgresTransaction: StoreTransaction {
         pending.quotes[index].quote = quote
         pending.quotes[index].steps.append(step)
         pending.quotes[index].waitSeq = quote.status == .waiting ? step.seq : nil
+        pending.quotes[index].waitFront = nil
     }
 
     // MARK: Claims
@@ -201,7 +205,7 @@ final class PostgresTransaction: StoreTransaction {
         let rows = try await query(
             """
             UPDATE mechanics SET quote_id = \(quote.rawValue), free_since = NULL
-            WHERE id = \(mechanic.rawValue) AND quote_id IS NULL AND active AND skill >= \(minimumSkill.rawValue)
+            WHERE id = \(mechanic.rawValue) AND quote_id IS NULL AND active AND on_duty AND skill >= \(minimumSkill.rawValue)
             RETURNING id
             """)
         return rows.count == 1
@@ -215,7 +219,7 @@ final class PostgresTransaction: StoreTransaction {
             """
             WITH pick AS (
                 SELECT id FROM mechanics
-                WHERE quote_id IS NULL AND active AND skill >= \(minimumSkill.rawValue)
+                WHERE quote_id IS NULL AND active AND on_duty AND skill >= \(minimumSkill.rawValue)
                 ORDER BY skill, free_since, id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
@@ -237,11 +241,45 @@ final class PostgresTransaction: StoreTransaction {
         return rows.count == 1
     }
 
+    func setDuty(_ mechanic: MechanicID, onDuty: Bool) async throws(StoreError) -> Bool {
+        try await willWrite()
+        let rows = try await query(
+            """
+            UPDATE mechanics SET on_duty = \(onDuty)
+            WHERE id = \(mechanic.rawValue) AND active AND on_duty = \(!onDuty) RETURNING id
+            """)
+        return rows.count == 1
+    }
+
     // MARK: The wait-list
 
+    func putFirstInLine(_ quote: QuoteID) async throws(StoreError) {
+        guard let index = pending.byID[quote.rawValue], pending.quotes[index].waitSeq != nil else { return }
+        let rows = try await query("SELECT min(wait_seq) FROM quotes WHERE wait_seq IS NOT NULL")
+        var first: Int64 = 0
+        if let row = rows.first {
+            let least: Int64? = try decode(row, as: Int64?.self)
+            first = least ?? 0
+        }
+        let fronts = pending.quotes.compactMap(\.waitFront)
+        let (front, overflow) = min(first, fronts.min() ?? first).subtractingReportingOverflow(1)
+        guard !overflow else { throw StoreError(.corrupt, "the wait-list's places are exhausted") }
+        pending.quotes[index].waitFront = front
+    }
+
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote? {
-        // Everyone in line before this transaction comes before anyone it put there; a quote
-        // it changed is judged by its state here, not by its row.
+        let servable = { (entry: PendingQuote) in
+            entry.waitSeq != nil && entry.quote.request.requiredSkill.rawValue <= mechanic.skill.rawValue
+                && (entry.quote.waitingFor.map { $0.id == mechanic.id } ?? true)
+        }
+        // One put at the front here comes first; then everyone in line before this
+        // transaction, before anyone it put there; a quote it changed is judged by its state
+        // here, not by its row.
+        if let front = pending.quotes.filter({ $0.waitFront != nil && servable($0) }).min(by: {
+            ($0.waitFront ?? 0) < ($1.waitFront ?? 0)
+        }) {
+            return front.quote
+        }
         let rows = try await query(
             """
             SELECT id, data, history FROM quotes
@@ -256,19 +294,16 @@ final class PostgresTransaction: StoreTransaction {
             loaded[id] = bytes
             return try Self.quote(data)
         }
-        return
-            pending.quotes
-            .filter { entry in
-                entry.waitSeq != nil && entry.quote.request.requiredSkill.rawValue <= mechanic.skill.rawValue
-                    && (entry.quote.waitingFor.map { $0.id == mechanic.id } ?? true)
-            }
-            .min { $0.waitSeq! < $1.waitSeq! }?.quote
+        return pending.quotes.filter(servable).min { ($0.waitSeq ?? 0) < ($1.waitSeq ?? 0) }?.quote
     }
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
         let changed = pending.changedIDs
         if let index = pending.byID[quote.rawValue] {
             guard let seq = pending.quotes[index].waitSeq else { return 0 }
+            if let front = pending.quotes[index].waitFront {
+                return pending.quotes.count { $0.waitFront.map { $0 <= front } ?? false }
+            }
             let rows = try await query(
                 "SELECT count(*) FROM quotes WHERE wait_seq IS NOT NULL AND NOT (id = ANY(\(changed)))")
             let before: Int64 = try rows.first.map { row throws(StoreError) in try decode(row, as: Int64.self) } ?? 0
@@ -287,7 +322,8 @@ final class PostgresTransaction: StoreTransaction {
 
     func freeMechanics() async throws(StoreError) -> [Mechanic] {
         let rows = try await query(
-            "SELECT id, name, skill FROM mechanics WHERE quote_id IS NULL AND active ORDER BY skill, free_since, id")
+            "SELECT id, name, skill FROM mechanics WHERE quote_id IS NULL AND active AND on_duty ORDER BY skill, free_since, id"
+        )
         return try rows.map { row throws(StoreError) in Self.mechanic(try decode(row, as: (Int64, String, Int).self)) }
     }
 
@@ -307,11 +343,11 @@ final class PostgresTransaction: StoreTransaction {
                     PendingEvent(
                         event: event, mechanic: quote.mechanic?.id.rawValue, from: previous?.rawValue,
                         to: quote.status.rawValue, data: QuoteCodec.encode(quote)))
-            case .mechanicBusy(let worker, _), .mechanicFree(let worker, _):
+            default:
+                let (mechanic, from, to, data) = kind.columns
                 pending.events.append(
                     PendingEvent(
-                        event: event, mechanic: worker.id.rawValue, from: nil, to: nil, data: QuoteCodec.encode(worker))
-                )
+                        event: event, mechanic: mechanic?.rawValue, from: from?.rawValue, to: to?.rawValue, data: data))
             }
         }
         return events
@@ -385,7 +421,7 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     private func bindWaiting(_ entry: PendingQuote, offset: Int64, to bindings: inout PostgresBindings) {
-        let waitSeq = entry.waitSeq.map { $0 + offset }
+        let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
         bindings.append(waitSeq)
         bindings.append(waitSeq == nil ? nil : entry.quote.request.requiredSkill.rawValue)
         bindings.append(waitSeq == nil ? nil : entry.quote.waitingFor?.id.rawValue)
@@ -403,7 +439,7 @@ final class PostgresTransaction: StoreTransaction {
             bindings.append(entry.event.seq + offset)
             bindings.append(now)
             bindings.append(entry.event.type)
-            bindings.append(entry.event.quoteID.rawValue)
+            bindings.append(entry.event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
             bindings.append(entry.mechanic)
             bindings.append(entry.from)
             bindings.append(entry.to)

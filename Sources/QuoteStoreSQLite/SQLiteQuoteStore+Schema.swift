@@ -176,6 +176,10 @@ extension SQLiteQuoteStore {
                     CREATE INDEX quotes_by_customer_name ON quotes(customer_name, id);
                     """)
         }
+        // Who takes new bookings: a mechanic off duty keeps their claim but is never picked.
+        migrator.registerMigration("v8: duty") { db in
+            try db.execute(sql: "ALTER TABLE mechanics ADD COLUMN on_duty INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }
 

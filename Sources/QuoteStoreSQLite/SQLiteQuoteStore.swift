@@ -281,14 +281,16 @@ public final class SQLiteQuoteStore: QuoteStore {
     public func mechanics() async throws(StoreError) -> [MechanicState] {
         try await read { db in
             try Row.fetchAll(
-                db, sql: "SELECT id, name, skill, quote_id, free_since FROM mechanics WHERE active = 1 ORDER BY id"
+                db,
+                sql: "SELECT id, name, skill, quote_id, free_since, on_duty FROM mechanics WHERE active = 1 ORDER BY id"
             ).map { row in
                 MechanicState(
                     mechanic: Mechanic(
                         id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
                         skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior),
                     quote: (try row.decode(Int64?.self, atIndex: 3)).map(QuoteID.init),
-                    freeSince: (try row.decode(Int64?.self, atIndex: 4)).map(StoredTime.date))
+                    freeSince: (try row.decode(Int64?.self, atIndex: 4)).map(StoredTime.date),
+                    onDuty: try row.decode(Bool.self, atIndex: 5))
             }
         }
     }

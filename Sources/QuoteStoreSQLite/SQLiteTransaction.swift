@@ -170,7 +170,7 @@ final class SQLiteTransaction: StoreTransaction {
                 .claim,
                 """
                 UPDATE mechanics SET quote_id = ?, free_since = NULL
-                WHERE id = ? AND quote_id IS NULL AND active = 1 AND skill >= ?
+                WHERE id = ? AND quote_id IS NULL AND active = 1 AND on_duty = 1 AND skill >= ?
                 """)
             try statement.execute {
                 $0.bind(quote.rawValue)
@@ -190,7 +190,7 @@ final class SQLiteTransaction: StoreTransaction {
                 .pickFirst,
                 """
                 SELECT id, name, skill FROM mechanics
-                WHERE quote_id IS NULL AND active = 1 AND skill >= ?
+                WHERE quote_id IS NULL AND active = 1 AND on_duty = 1 AND skill >= ?
                 ORDER BY skill, free_since, id LIMIT 1
                 """)
             guard
@@ -272,7 +272,7 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(
                 .freeMechanics,
                 """
-                SELECT id, name, skill FROM mechanics WHERE quote_id IS NULL AND active = 1
+                SELECT id, name, skill FROM mechanics WHERE quote_id IS NULL AND active = 1 AND on_duty = 1
                 ORDER BY skill, free_since, id
                 """)
             return try Row.fetchAll(statement).map { row in
@@ -280,6 +280,27 @@ final class SQLiteTransaction: StoreTransaction {
                     id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
                     skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior)
             }
+        }
+    }
+
+    func setDuty(_ mechanic: MechanicID, onDuty: Bool) throws(StoreError) -> Bool {
+        try run {
+            try willWrite()
+            try db.execute(
+                sql: "UPDATE mechanics SET on_duty = ? WHERE id = ? AND active = 1 AND on_duty = ?",
+                arguments: [onDuty, mechanic.rawValue, !onDuty])
+            return db.changesCount == 1
+        }
+    }
+
+    func putFirstInLine(_ quote: QuoteID) throws(StoreError) {
+        try run {
+            try willWrite()
+            try db.execute(
+                sql: """
+                    UPDATE quotes SET wait_seq = (SELECT min(wait_seq) FROM quotes WHERE wait_seq IS NOT NULL) - 1
+                    WHERE id = ? AND wait_seq IS NOT NULL
+                    """, arguments: [quote.rawValue])
         }
     }
 
@@ -351,17 +372,17 @@ final class SQLiteTransaction: StoreTransaction {
         let from: QuoteStatus?
         let to: QuoteStatus?
         let data: Data
-        switch kind {
-        case .quote(let previous, let quote):
+        if case .quote(let previous, let quote) = kind {
+            // The quote's row has the same bytes: encoded once for both.
             (mechanic, from, to, data) = (quote.mechanic?.id, previous, quote.status, encode(quote))
-        case .mechanicBusy(let worker, _), .mechanicFree(let worker, _):
-            (mechanic, from, to, data) = (worker.id, nil, nil, QuoteCodec.encode(worker))
+        } else {
+            (mechanic, from, to, data) = kind.columns
         }
         try statement.execute {
             $0.bind(seq)
             $0.bind(nowMilliseconds)
             $0.bind(event.type)
-            $0.bind(event.quoteID.rawValue)
+            $0.bind(event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
             $0.bind(mechanic?.rawValue)
             $0.bind(from?.rawValue)
             $0.bind(to?.rawValue)

@@ -186,6 +186,8 @@ extension JSONWriter {
         field("replayed", value.replayed)
         field("bookingError", value.bookingError) { $0.error($1) }
         field("waitPosition", value.waitPosition)
+        field("mechanic", value.mechanic) { $0.mechanic($1) }
+        field("onDuty", value.onDuty)
         field("quotes", value.quotes) { writer, quotes in
             writer.beginArray()
             for quote in quotes { writer.quote(quote) }
@@ -201,6 +203,7 @@ extension JSONWriter {
                 writer.field("busy", mechanic.busy)
                 writer.field("quoteId", mechanic.quoteId)
                 writer.field("freeSince", mechanic.freeSince)
+                writer.field("onDuty", mechanic.onDuty)
             }
         }
         field("services", value.services) { writer, services in

@@ -27,7 +27,7 @@ public struct ReplyEncoder {
         /// Each request's ticket, with the code it was answered with: for the figures.
         public var tickets: [RequestTicket]
         /// Each successful write's outcome, with its final quote's JSON, shared with the reply.
-        fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote?)] = []
         fileprivate var currency: Currency
     }
 
@@ -44,13 +44,13 @@ public struct ReplyEncoder {
         for index in tickets.indices {
             if let refusal = tickets[index].refusal { replies[index] = tickets[index].envelope + [refusal] }
         }
-        var writes: [(outcome: CommandOutcome, quote: EncodedQuote)] = []
+        var writes: [(outcome: CommandOutcome, quote: EncodedQuote?)] = []
         if let results = committed.writeResults {
             writes.reserveCapacity(results.count)
             for position in batch.writes.indices {
                 let index = batch.writes[position].index
                 let (body, quote) = encode(results[position], for: tickets[index].id, currency: currency)
-                if let quote, case .success(let outcome) = results[position], !outcome.events.isEmpty {
+                if case .success(let outcome) = results[position], !outcome.events.isEmpty {
                     writes.append((outcome, quote))
                 }
                 if case .failure(let error) = results[position] { tickets[index].code = WireError(error).code }
@@ -88,7 +88,12 @@ public struct ReplyEncoder {
             if outcome.replayed { success.replayed = true }
             success.bookingError = outcome.bookingError.map(WireError.init)
             success.waitPosition = outcome.waitPosition
-            let quote = codec.encodeQuote(outcome.quote, currency: currency)
+            if let duty = outcome.duty {
+                success.mechanic = WireQuote.WireMechanic(duty.mechanic)
+                success.onDuty = duty.onDuty
+            }
+            guard let final = outcome.quote else { return (codec.encode(success), nil) }
+            let quote = codec.encodeQuote(final, currency: currency)
             return (codec.encode(success, quote: quote), quote)
         case .failure(let error):
             return (codec.encode(WireReply.failure(id, WireError(error))), nil)
@@ -119,7 +124,8 @@ public struct ReplyEncoder {
                 reply.mechanics = page.map { state in
                     WireReply.MechanicStatus(
                         id: state.mechanic.id.rawValue, name: state.mechanic.name, skill: state.mechanic.skill.name,
-                        busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince)
+                        busy: !state.isFree, quoteId: state.quote?.rawValue, freeSince: state.freeSince,
+                        onDuty: state.onDuty)
                 }
             }
             return (body, nil)
@@ -237,9 +243,9 @@ public struct ReplyEncoder {
 
     /// An event's body; a quote event showing the write's `final` state reuses its JSON.
     private func encode(
-        _ event: StoredEvent, currency: Currency, final: Quote, encodedAs finalJSON: EncodedQuote
+        _ event: StoredEvent, currency: Currency, final: Quote?, encodedAs finalJSON: EncodedQuote?
     ) -> [UInt8] {
-        guard case .quote(_, let quote) = event.kind else {
+        guard let quote = event.quote, let final, let finalJSON else {
             return codec.encode(WireEvent(event, currency: currency))
         }
         // The state first: it tells the write's earlier states apart without comparing the

@@ -117,6 +117,7 @@ struct RequestParser {
             case "since": try parser.first(&request.since, depth: 1) { try $0.int64("since") }
             case "free": try parser.first(&request.free, depth: 1) { try $0.bool("free") }
             case "skill": try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
+            case "onDuty": try parser.first(&request.onDuty, depth: 1) { try $0.bool("onDuty") }
             default: try parser.skipValue(depth: 1)
             }
         }

@@ -16,12 +16,16 @@ extension Role {
         .operator: (
             operations: Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, .granted) }), subscribe: true
         ),
-        // Support staff answer customers: everything read, the stream, and the changes a quote
-        // needs from them; not submitting for a customer, nor completing work.
+        // Support staff answer customers and keep the day running: everything read, the
+        // stream, the changes a quote needs from them, moving bookings and mechanics' duty;
+        // not submitting for a customer, nor completing work.
         .support: (
             operations: Dictionary(
                 uniqueKeysWithValues: Operation.allCases.filter { !$0.isWrite }.map { ($0, .granted) }
-                    + [(.resolve, .granted), (.book, .granted), (.cancel, .granted)]),
+                    + [
+                        (.resolve, .granted), (.book, .granted), (.cancel, .granted), (.reassign, .granted),
+                        (.setDuty, .granted),
+                    ]),
             subscribe: true
         ),
         .client: (

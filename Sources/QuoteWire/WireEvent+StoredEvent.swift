@@ -10,9 +10,18 @@ extension WireEvent {
             self.init(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from?.rawValue,
                 to: quote.status.rawValue, by: event.by, quote: withQuote ? WireQuote(quote, currency: currency) : nil)
+        case .quoteReassigned(let from, let quote):
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: quote.id.rawValue, from: from.name,
+                to: quote.mechanic?.name, by: event.by, quote: withQuote ? WireQuote(quote, currency: currency) : nil,
+                mechanic: quote.mechanic.map(WireQuote.WireMechanic.init))
         case .mechanicBusy(let mechanic, let quote), .mechanicFree(let mechanic, let quote):
             self.init(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue, by: event.by,
+                mechanic: WireQuote.WireMechanic(mechanic))
+        case .mechanicDuty(let mechanic, _):
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: nil, by: event.by,
                 mechanic: WireQuote.WireMechanic(mechanic))
         }
     }

@@ -103,8 +103,12 @@ public struct WireEvent: Codable, Sendable, Hashable {
     public var seq: Int64
     public var type: String
     public var at: Date
-    public var quoteId: Int64
+    /// The quote concerned; absent for a mechanic's change of duty.
+    public var quoteId: Int64?
+    /// The quote's state before (the mechanic's name it left, for `quote.reassigned`).
     public var from: String?
+    /// The quote's state after (the mechanic's name it went to, for `quote.reassigned`;
+    /// absent when it went to the wait-list).
     public var to: String?
     /// Who caused the change: a client certificate's name, `quoted` for the daemon's own
     /// work; absent when the daemon authenticated no one.
@@ -114,7 +118,7 @@ public struct WireEvent: Codable, Sendable, Hashable {
 
     /// Creates an event body.
     public init(
-        seq: Int64, type: String, at: Date, quoteId: Int64, from: String? = nil, to: String? = nil,
+        seq: Int64, type: String, at: Date, quoteId: Int64?, from: String? = nil, to: String? = nil,
         by: String? = nil, quote: WireQuote? = nil, mechanic: WireQuote.WireMechanic? = nil
     ) {
         self.v = 1

@@ -17,14 +17,19 @@ public struct WireReply: Codable, Sendable, Hashable {
         public var busy: Bool
         public var quoteId: Int64?
         public var freeSince: Date?
+        /// Whether they take new bookings.
+        public var onDuty: Bool?
 
-        public init(id: Int64, name: String, skill: String, busy: Bool, quoteId: Int64?, freeSince: Date?) {
+        public init(
+            id: Int64, name: String, skill: String, busy: Bool, quoteId: Int64?, freeSince: Date?, onDuty: Bool? = nil
+        ) {
             self.id = id
             self.name = name
             self.skill = skill
             self.busy = busy
             self.quoteId = quoteId
             self.freeSince = freeSince
+            self.onDuty = onDuty
         }
     }
 
@@ -93,6 +98,9 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var bookingError: WireError?
     /// When the request left the quote waiting: its place in line, 1 for the next served.
     public var waitPosition: Int?
+    /// For `setDuty`: the mechanic, and whether they are now on duty.
+    public var mechanic: WireQuote.WireMechanic?
+    public var onDuty: Bool?
     public var quotes: [WireQuote]?
     /// For `list`: the `after` to ask for the next page; absent on the last one.
     public var next: Int64?

@@ -13,6 +13,7 @@ extension WireRequest {
             ("wait", .wait), ("quoteId", .quoteId), ("state", .state), ("after", .after), ("limit", .limit),
             ("year", .year), ("trim", .trim), ("make", .make), ("model", .model), ("price", .price),
             ("priceCents", .priceCents), ("reason", .reason), ("since", .since), ("free", .free), ("skill", .skill),
+            ("onDuty", .onDuty),
         ]
 
         public static let v = Fields(rawValue: 1 << 0)
@@ -40,6 +41,7 @@ extension WireRequest {
         public static let since = Fields(rawValue: 1 << 22)
         public static let free = Fields(rawValue: 1 << 23)
         public static let skill = Fields(rawValue: 1 << 24)
+        public static let onDuty = Fields(rawValue: 1 << 25)
 
         /// The field named `name`, if the protocol has one.
         init?(name: String) {
@@ -62,6 +64,8 @@ extension WireRequest {
             case .services, .stats, .ping: common
             case .events: common.union([.since, .limit])
             case .waiting: common.union(.limit)
+            case .setDuty: common.union([.mechanic, .onDuty])
+            case .reassign: common.union([.quoteId, .mechanic])
             }
         }
 

@@ -42,11 +42,12 @@ public enum RequestID: Codable, Sendable, Hashable {
 /// The operations of wire protocol version 1.
 public enum Operation: String, Sendable, Hashable, CaseIterable {
     case submit, get, list, resolve, book, complete, cancel, mechanics, services, stats, events, ping, waiting
+    case setDuty, reassign
 
     /// Whether the operation changes state (and so goes through a store transaction).
     public var isWrite: Bool {
         switch self {
-        case .submit, .resolve, .book, .complete, .cancel: true
+        case .submit, .resolve, .book, .complete, .cancel, .setDuty, .reassign: true
         default: false
         }
     }
@@ -100,6 +101,10 @@ public struct WireRequest: Encodable, Sendable, Hashable {
     // mechanics
     public var free: Bool?
     public var skill: String?
+
+    // setDuty
+    /// Whether the mechanic takes new bookings.
+    public var onDuty: Bool?
 
     /// Which keys the frame had, when decoded from one (never encoded).
     var presence = Presence()
@@ -234,7 +239,7 @@ extension WireRequest {
                     Problem(field: "customer", message: "must be a string: an email address or the start of a name"))
             } else if let customerSearch {
                 search = CustomerSearch(customerSearch)
-                if search == nil { problems.append(Problem(field: "customer", message: "must not be empty")) }
+                if search == nil { problems.append(Problem(field: "customer", message: "must not be blank")) }
             }
             action = .read(
                 .list(
@@ -255,6 +260,11 @@ extension WireRequest {
             if let since, since < 0 { problems.append(Problem(field: "since", message: "must not be negative")) }
             action = .read(.events(since: since ?? 0, limit: page(limit, default: 1_000)))
         case .ping: action = .read(.ping)
+        case .setDuty:
+            if mechanic == nil { problems.append(Problem(field: "mechanic", message: "is required")) }
+            if onDuty == nil { problems.append(Problem(field: "onDuty", message: "is required")) }
+            action = .write(.setDuty(mechanic: mechanic ?? "", onDuty: onDuty ?? true))
+        case .reassign: action = .write(.reassign(quote(), mechanic: mechanic))
         case .waiting: action = .read(.waiting(limit: page(limit, default: 1_000)))
         }
         guard problems.isEmpty else {
@@ -335,11 +345,12 @@ extension WireRequest {
         try container.encodeIfPresent(since, forKey: .since)
         try container.encodeIfPresent(free, forKey: .free)
         try container.encodeIfPresent(skill, forKey: .skill)
+        try container.encodeIfPresent(onDuty, forKey: .onDuty)
     }
 
     enum CodingKeys: String, CodingKey {
         case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
             limit
-        case year, trim, make, model, price, priceCents, reason, since, free, skill
+        case year, trim, make, model, price, priceCents, reason, since, free, skill, onDuty
     }
 }

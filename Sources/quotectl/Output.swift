@@ -163,11 +163,14 @@ struct Output {
 
     /// One watch line: time, seq, quote, from -> to, price, mechanic, message.
     func watchLine(_ event: WireEvent) {
-        let head = "\(Self.time(event.at))  #\(event.seq)  quote \(event.quoteId)"
+        let head = "\(Self.time(event.at))  #\(event.seq)  " + (event.quoteId.map { "quote \($0)" } ?? "roster")
         // Who caused it, when quoted authenticates its clients.
         let by = event.by.map { "  by \($0)" } ?? ""
         if let quote = event.quote {
-            let change = "\(event.from ?? "new") -> \(state(event.to ?? quote.state))"
+            let change =
+                event.type == "quote.reassigned"
+                ? "\(styled("reassigned", "35")) \(event.from ?? "-") -> \(event.to ?? "the wait-list")"
+                : "\(event.from ?? "new") -> \(state(event.to ?? quote.state))"
             let price = quote.priceCents.map { Self.money($0) } ?? "-"
             let mechanic = quote.mechanic?.name ?? "-"
             line("\(head)  \(change)  \(price)  \(mechanic)  \(quote.message)\(by)")

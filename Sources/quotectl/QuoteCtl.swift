@@ -17,8 +17,9 @@ struct QuoteCtl: AsyncParsableCommand {
             Endpoints default to QUOTED_ENDPOINT and QUOTED_EVENTS, else tcp://127.0.0.1:5555 and :5556.
             """,
         subcommands: [
-            Submit.self, Get.self, List.self, Resolve.self, Book.self, Complete.self, Cancel.self, Mechanics.self,
-            Services.self, Stats.self, Top.self, Ping.self, Watch.self, Waiting.self, Keygen.self,
+            Submit.self, Get.self, List.self, Resolve.self, Book.self, Complete.self, Cancel.self, Reassign.self,
+            Mechanics.self, MechanicCommand.self, Services.self, Stats.self, Top.self, Ping.self, Watch.self,
+            Waiting.self, Keygen.self,
         ]
     )
 

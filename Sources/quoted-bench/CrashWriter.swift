@@ -51,9 +51,9 @@ struct CrashWriter: ParsableCommand {
             let results = try await rules.apply(commands, catalog: catalog, to: store)
             var acks = ""
             for result in results {
-                guard case .success(let outcome) = result else { continue }
-                acks += "ack \(outcome.quote.id) \(outcome.quote.status)\n"
-                if outcome.quote.status == .booked { booked.append(outcome.quote.id) }
+                guard case .success(let outcome) = result, let quote = outcome.quote else { continue }
+                acks += "ack \(quote.id) \(quote.status)\n"
+                if quote.status == .booked { booked.append(quote.id) }
             }
             FileHandle.standardOutput.write(Data(acks.utf8))
         }

@@ -53,8 +53,8 @@ struct StoreBench: ParsableCommand {
             let store = try SQLiteQuoteStore(path: path, catalog: catalog, logger: logger)
             var ids: [QuoteID] = []
             for _ in 0..<(picks / 500) {
-                ids += try await rules.apply(try Self.submissions(500), catalog: catalog, to: store).map {
-                    try $0.get().quote.id
+                ids += try await rules.apply(try Self.submissions(500), catalog: catalog, to: store).compactMap {
+                    try $0.get().quote?.id
                 }
             }
             let clock = ContinuousClock()

@@ -9,6 +9,8 @@ struct QuoteTests {
         [.submitted, .pending], [.submitted, .ready], [.pending, .ready], [.ready, .booked], [.booked, .completed],
         [.submitted, .cancelled], [.pending, .cancelled], [.ready, .cancelled], [.booked, .cancelled],
         [.ready, .waiting], [.waiting, .booked], [.waiting, .cancelled],
+        // Reassigned: to another mechanic, or to the front of the line.
+        [.booked, .booked], [.booked, .waiting],
     ]
 
     /// A quote in `status`, reached through legal moves only.
@@ -47,10 +49,14 @@ struct QuoteTests {
         case .ready:
             if quote.status == .submitted { return try quote.priced(currency: .usd, at: now) }
             return try quote.resolved(with: Resolution(trim: "EX"), in: Fixtures.catalog, at: now)
-        case .booked: return try quote.booked(with: Fixtures.mechanic("Joe Murphy"), at: now)
+        case .booked:
+            if quote.status == .booked { return try quote.reassigned(to: Fixtures.mechanic("Zane Marine"), at: now) }
+            return try quote.booked(with: Fixtures.mechanic("Joe Murphy"), at: now)
         case .completed: return try quote.completed(at: now)
         case .cancelled: return try quote.cancelled(reason: nil, at: now)
-        case .waiting: return try quote.waiting(for: nil, at: now)
+        case .waiting:
+            if quote.status == .booked { return try quote.requeued(at: now) }
+            return try quote.waiting(for: nil, at: now)
         }
     }
 

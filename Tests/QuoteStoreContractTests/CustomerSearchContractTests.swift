@@ -1,6 +1,7 @@
 import QuoteCore
 import QuoteRules
 import QuoteStore
+import TestSupport
 import Testing
 
 /// Support finds a customer's quotes by email address or name prefix, in every store.
@@ -22,7 +23,7 @@ struct CustomerSearchContractTests {
             ids.append(
                 try await contract.must(
                     .submit(Contract.submission(name: name, email: email), idempotencyKey: nil, book: false)
-                ).quote.id)
+                ).changedQuote.id)
         }
         func found(_ text: String, after: QuoteID? = nil, limit: Int = 100) async throws -> [QuoteID] {
             let search = try #require(CustomerSearch(text))

@@ -47,12 +47,12 @@ struct StoreContractTests {
         // Named at booking time, a busy mechanic is a refusal, not a fallback.
         let ready = try await contract.must(
             .submit(Contract.submission(), idempotencyKey: nil, book: false)
-        ).quote.id
+        ).changedQuote.id
         let refused = try await contract.apply([.book(ready, mechanic: "Joe Murphy")])[0]
         #expect(refused.failure?.code == .mechanicBusy)
         let unable = try await contract.must(
             .submit(Contract.submission(["Timing Belt Replacement"]), idempotencyKey: nil, book: false)
-        ).quote.id
+        ).changedQuote.id
         #expect(try await contract.apply([.book(unable, mechanic: "Mike Fulton")])[0].failure?.code == .cannotPerform)
     }
 
@@ -94,11 +94,11 @@ struct StoreContractTests {
                         let expected = model.pick(for: request)
                         let outcome = try await contract.must(.submit(submission, idempotencyKey: nil, book: true))
                         #expect(
-                            outcome.quote.mechanic?.id == expected?.id,
+                            try outcome.changedQuote.mechanic?.id == expected?.id,
                             "\(service), preferring \(preferred ?? "no one")")
-                        if let mechanic = outcome.quote.mechanic {
-                            model.claim(mechanic.id, by: outcome.quote.id)
-                            booked.append(outcome.quote.id)
+                        if let mechanic = try outcome.changedQuote.mechanic {
+                            model.claim(mechanic.id, by: try outcome.changedQuote.id)
+                            booked.append(try outcome.changedQuote.id)
                         } else {
                             #expect(outcome.bookingError?.code == .noMechanicAvailable)
                         }
@@ -149,8 +149,9 @@ struct StoreContractTests {
         arguments: StoreFactory.all)
     func refusalsLeaveNoTrace(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory, catalog: try Self.catalog(juniors: 1))
-        let ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false)).quote
-        let held = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true)).quote
+        let ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+            .changedQuote
+        let held = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true)).changedQuote
         let before = try await contract.store.lastSequence()
         let results = try await contract.apply([
             .complete(ready.id),  // not booked
@@ -167,7 +168,7 @@ struct StoreContractTests {
                 .illegalTransition, nil, .noMechanicAvailable, .unknownQuote, nil, nil, .illegalTransition, nil,
             ])
         #expect(try results[1].get().bookingError?.code == .noMechanicAvailable)
-        #expect(try results[1].get().quote.status == .ready)
+        #expect(try results[1].get().changedQuote.status == .ready)
         let returned = results.flatMap { (try? $0.get().events) ?? [] }
         #expect(returned.map(\.seq) == Array((before + 1)...(before + Int64(returned.count))))
         #expect(try await contract.store.events(after: before, limit: 100) == returned)
@@ -193,7 +194,7 @@ struct StoreContractTests {
         #expect(try await contract.store.lastSequence() == last)
         #expect(try await contract.store.mechanics().filter { !$0.isFree }.count == 1)
         let next = try await contract.must(.submit(Contract.submission(), idempotencyKey: "kept", book: false))
-        #expect(next.quote.id == QuoteID(2))
+        #expect(try next.changedQuote.id == QuoteID(2))
         #expect(next.events.map(\.seq) == [last + 1, last + 2])
     }
 
@@ -219,13 +220,13 @@ struct StoreContractTests {
         var a = try #require(kept)
         let b = try #require(undone)
         for index in a.events.indices { a.events[index].seq += committed.sequenceOffset }
-        #expect(b.quote.id == QuoteID(2), "the undone command had taken the next id")
+        #expect(try b.changedQuote.id == QuoteID(2), "the undone command had taken the next id")
         #expect(try await contract.store.quote(idempotencyKey: "b") == nil)
         #expect(try await contract.store.quote(idempotencyKey: "a") == a.quote)
         #expect(try await contract.log() == a.events)
-        #expect(try await contract.store.mechanics().filter { !$0.isFree }.map(\.quote) == [a.quote.id])
+        #expect(try await contract.store.mechanics().filter { !$0.isFree }.map(\.quote) == [a.changedQuote.id])
         let next = try await contract.must(.submit(Contract.submission(), idempotencyKey: "c", book: true))
-        #expect(next.quote.id == QuoteID(2), "an id undone is handed out again")
+        #expect(try next.changedQuote.id == QuoteID(2), "an id undone is handed out again")
         #expect(next.events.first?.seq == (a.events.last?.seq ?? 0) + 1, "the log stays gap-free")
     }
 
@@ -244,9 +245,10 @@ struct StoreContractTests {
                     for _ in 0..<rounds {
                         let outcome = try await contract.apply(
                             [.submit(Contract.submission(), idempotencyKey: nil, book: true)], on: store)[0].get()
-                        guard let mechanic = outcome.quote.mechanic else { continue }
-                        claimed.withLock { $0.append((outcome.quote.id, mechanic.id)) }
-                        _ = try await contract.apply([.complete(outcome.quote.id)], on: store)[0].get()
+                        guard let mechanic = try outcome.changedQuote.mechanic else { continue }
+                        let id = try outcome.changedQuote.id
+                        claimed.withLock { $0.append((id, mechanic.id)) }
+                        _ = try await contract.apply([.complete(outcome.changedQuote.id)], on: store)[0].get()
                     }
                 }
             }
@@ -273,20 +275,23 @@ struct StoreContractTests {
             let outcome = try await contract.must(
                 .submit(Contract.submission(), idempotencyKey: "r\(index)", book: index % 2 == 0))
             returned += outcome.events
-            quotes.append(outcome.quote.id)
-            if index % 3 == 0 { returned += try await contract.must(.cancel(outcome.quote.id, reason: nil)).events }
+            quotes.append(try outcome.changedQuote.id)
+            if index % 3 == 0 {
+                returned += try await contract.must(.cancel(outcome.changedQuote.id, reason: nil)).events
+            }
         }
         let pending = try await contract.must(
             .submit(Contract.submission(["Oil Change", "Wash the Dog"]), idempotencyKey: nil, book: false))
         returned += pending.events
-        returned += try await contract.must(.resolve(pending.quote.id, Resolution(price: Money(cents: 4_200)))).events
+        returned += try await contract.must(.resolve(pending.changedQuote.id, Resolution(price: Money(cents: 4_200))))
+            .events
         var read: [StoredEvent] = []
         while case let page = try await contract.store.events(after: read.last?.seq ?? 0, limit: 5), !page.isEmpty {
             read += page
         }
         #expect(read == returned)
         #expect(try await contract.store.lastSequence() == returned.last?.seq)
-        for id in quotes + [pending.quote.id] {
+        for id in try quotes + [pending.changedQuote.id] {
             let record = try #require(try await contract.store.quote(id))
             let announced = returned.filter { if case .quote(_, let quote) = $0.kind { quote.id == id } else { false } }
             #expect(record.history.map(\.seq) == announced.map(\.seq))
@@ -308,16 +313,18 @@ struct StoreContractTests {
         try await contract.store.syncCatalog(one)
         #expect(try await contract.store.mechanics().map(\.mechanic.name) == ["Junior 1"])
         let waiting = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true))
-        #expect(waiting.quote.status == .ready, "Junior 2 is gone and Junior 1 busy")
+        #expect(try waiting.changedQuote.status == .ready, "Junior 2 is gone and Junior 1 busy")
         // Named by a catalog snapshot taken before the reload, the store still refuses the claim.
         #expect(
-            try await contract.apply([.book(waiting.quote.id, mechanic: "Junior 2")])[0].failure?.code
+            try await contract.apply([.book(waiting.changedQuote.id, mechanic: "Junior 2")])[0].failure?.code
                 == .mechanicBusy)
         contract.clock.advance(seconds: 1)
         try await contract.must(.complete(held))
         try await contract.store.syncCatalog(two)
         // Back, Junior 2 has been free the longest (never booked); Junior 1 since a second ago.
-        #expect(try await contract.must(.book(waiting.quote.id, mechanic: nil)).quote.mechanic?.name == "Junior 2")
+        #expect(
+            try await contract.must(.book(waiting.changedQuote.id, mechanic: nil)).changedQuote.mechanic?.name
+                == "Junior 2")
         #expect(try await contract.book().1?.name == "Junior 1")
     }
 

@@ -124,7 +124,7 @@ struct Contract {
     func book(_ services: [String] = ["Oil Change"], mechanic: String? = nil) async throws -> (QuoteID, Mechanic?) {
         let outcome = try await must(
             .submit(Self.submission(services, mechanic: mechanic), idempotencyKey: nil, book: true))
-        return (outcome.quote.id, outcome.quote.mechanic)
+        return (try outcome.changedQuote.id, try outcome.changedQuote.mechanic)
     }
 
     /// Every event in the log.

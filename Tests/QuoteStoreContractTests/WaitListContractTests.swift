@@ -17,25 +17,28 @@ struct WaitListContractTests {
     func servedInTurn(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 1))
         let first = try await contract.submitAndWait()
-        #expect(first.quote.status == .booked)
+        #expect(try first.changedQuote.status == .booked)
         let second = try await contract.submitAndWait()
         let third = try await contract.submitAndWait()
-        #expect(second.quote.status == .waiting && second.waitPosition == 1)
-        #expect(third.quote.status == .waiting && third.waitPosition == 2)
+        #expect(try second.changedQuote.status == .waiting && second.waitPosition == 1)
+        #expect(try third.changedQuote.status == .waiting && third.waitPosition == 2)
         #expect(second.events.map(\.type) == ["quote.submitted", "quote.ready", "quote.waiting"])
-        #expect(try await contract.store.waitingQuotes(limit: 10).map(\.id) == [second.quote.id, third.quote.id])
+        #expect(
+            try await contract.store.waitingQuotes(limit: 10).map(\.id) == [
+                second.changedQuote.id, third.changedQuote.id,
+            ])
 
-        let completed = try await contract.must(.complete(first.quote.id))
+        let completed = try await contract.must(.complete(first.changedQuote.id))
         #expect(
             completed.events.map(\.type) == ["quote.completed", "mechanic.free", "quote.booked", "mechanic.busy"])
         #expect(completed.events.map(\.seq) == Array(completed.events[0].seq...(completed.events[0].seq + 3)))
-        let served = try #require(try await contract.store.quote(second.quote.id)).quote
+        let served = try #require(try await contract.store.quote(second.changedQuote.id)).quote
         #expect(served.status == .booked && served.mechanic?.name == "Junior 1")
-        #expect(try await contract.store.waitingQuotes(limit: 10).map(\.id) == [third.quote.id])
+        #expect(try await contract.store.waitingQuotes(limit: 10).map(\.id) == [third.changedQuote.id])
 
-        let cancelled = try await contract.must(.cancel(third.quote.id, reason: "no longer needed"))
+        let cancelled = try await contract.must(.cancel(third.changedQuote.id, reason: "no longer needed"))
         #expect(cancelled.events.map(\.type) == ["quote.cancelled"])
-        #expect(try await contract.store.mechanics().map(\.quote) == [second.quote.id])
+        #expect(try await contract.store.mechanics().map(\.quote) == [second.changedQuote.id])
         #expect(try await contract.store.waitingQuotes(limit: 10).isEmpty)
         #expect(try await contract.store.integrityViolations().isEmpty)
     }
@@ -43,14 +46,15 @@ struct WaitListContractTests {
     @Test("a quote that named a busy mechanic waits for them alone", arguments: StoreFactory.all)
     func namedWait(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 2))
-        let held = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true)).quote
+        let held = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: true)).changedQuote
         #expect(held.mechanic?.name == "Junior 1")
-        let ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false)).quote
+        let ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+            .changedQuote
         let named = try await contract.must(.book(ready.id, mechanic: "Junior 1", wait: true))
-        #expect(named.quote.status == .waiting && named.quote.waitingFor?.name == "Junior 1")
+        #expect(try named.changedQuote.status == .waiting && named.changedQuote.waitingFor?.name == "Junior 1")
         let other = try await contract.submitAndWait()
-        #expect(other.quote.mechanic?.name == "Junior 2", "Junior 2 was free: no one waits for them")
-        let freedTwo = try await contract.must(.complete(other.quote.id))
+        #expect(try other.changedQuote.mechanic?.name == "Junior 2", "Junior 2 was free: no one waits for them")
+        let freedTwo = try await contract.must(.complete(other.changedQuote.id))
         #expect(freedTwo.events.map(\.type) == ["quote.completed", "mechanic.free"], "the named wait is not theirs")
         let freedOne = try await contract.must(.complete(held.id))
         #expect(freedOne.events.map(\.type) == ["quote.completed", "mechanic.free", "quote.booked", "mechanic.busy"])
@@ -70,15 +74,15 @@ struct WaitListContractTests {
         let contract = try await Contract(factory, catalog: catalog)
         let junior = try await contract.submitAndWait()
         let master = try await contract.submitAndWait(["Timing Belt Replacement"])
-        #expect([junior.quote.mechanic?.name, master.quote.mechanic?.name] == ["Junior", "Master"])
+        #expect(try [junior.changedQuote.mechanic?.name, master.changedQuote.mechanic?.name] == ["Junior", "Master"])
         let bigJob = try await contract.submitAndWait(["Timing Belt Replacement"])
         let smallJob = try await contract.submitAndWait()
         #expect([bigJob.waitPosition, smallJob.waitPosition] == [1, 2])
-        try await contract.must(.complete(junior.quote.id))
-        #expect(try await contract.store.quote(smallJob.quote.id)?.quote.mechanic?.name == "Junior")
-        #expect(try await contract.store.quote(bigJob.quote.id)?.quote.status == .waiting)
-        try await contract.must(.complete(master.quote.id))
-        #expect(try await contract.store.quote(bigJob.quote.id)?.quote.mechanic?.name == "Master")
+        try await contract.must(.complete(junior.changedQuote.id))
+        #expect(try await contract.store.quote(smallJob.changedQuote.id)?.quote.mechanic?.name == "Junior")
+        #expect(try await contract.store.quote(bigJob.changedQuote.id)?.quote.status == .waiting)
+        try await contract.must(.complete(master.changedQuote.id))
+        #expect(try await contract.store.quote(bigJob.changedQuote.id)?.quote.mechanic?.name == "Master")
     }
 
     @Test("the line survives a new handle on the store and drains in the same order", arguments: StoreFactory.all)
@@ -86,10 +90,10 @@ struct WaitListContractTests {
         let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 1))
         let held = try await contract.submitAndWait()
         var waiting: [QuoteID] = []
-        for _ in 0..<4 { waiting.append(try await contract.submitAndWait().quote.id) }
+        for _ in 0..<4 { waiting.append(try await contract.submitAndWait().changedQuote.id) }
         let reopened = try await contract.another()
         #expect(try await reopened.waitingQuotes(limit: 10).map(\.id) == waiting)
-        var holder = held.quote.id
+        var holder = try held.changedQuote.id
         for next in waiting {
             _ = try await contract.apply([.complete(holder)], on: reopened)[0].get()
             #expect(try await reopened.quote(next)?.quote.status == .booked)
@@ -103,14 +107,14 @@ struct WaitListContractTests {
         let contract = try await Contract(factory, catalog: one)
         _ = try await contract.submitAndWait()
         let waiting = try await contract.submitAndWait()
-        #expect(waiting.quote.status == .waiting)
+        #expect(try waiting.changedQuote.status == .waiting)
         let nothing = try await contract.rules.apply([.serveWaitList], catalog: one, to: contract.store)
         #expect(nothing[0].failure?.code == .noMechanicAvailable, "no one is free: nothing to serve")
         let two = try StoreContractTests.catalog(juniors: 2)
         try await contract.store.syncCatalog(two)
         let served = try await contract.rules.apply([.serveWaitList], catalog: two, to: contract.store)[0].get()
         #expect(served.events.map(\.type) == ["quote.booked", "mechanic.busy"])
-        #expect(try await contract.store.quote(waiting.quote.id)?.quote.mechanic?.name == "Junior 2")
+        #expect(try await contract.store.quote(waiting.changedQuote.id)?.quote.mechanic?.name == "Junior 2")
     }
 
     @Test(
@@ -138,13 +142,14 @@ struct WaitListContractTests {
                     switch values[0] {
                     case 0, 1:
                         let outcome = try await contract.submitAndWait([service])
-                        let expected = model.book(outcome.quote.id, needs: outcome.quote.request.requiredSkill)
-                        #expect(outcome.quote.mechanic?.id == expected.mechanic, "\(service)")
+                        let expected = try model.book(
+                            outcome.changedQuote.id, needs: outcome.changedQuote.request.requiredSkill)
+                        #expect(try outcome.changedQuote.mechanic?.id == expected.mechanic, "\(service)")
                         #expect(outcome.waitPosition == expected.position)
                     case 2:
                         let ready = try await contract.must(
                             .submit(Contract.submission([service]), idempotencyKey: nil, book: false)
-                        ).quote
+                        ).changedQuote
                         let name = names[values[2]]
                         let result = try await contract.apply([.book(ready.id, mechanic: name, wait: true)])[0]
                         let named = try #require(catalog.mechanic(named: name))
@@ -154,7 +159,7 @@ struct WaitListContractTests {
                         }
                         let outcome = try result.get()
                         let expected = model.book(ready.id, needs: ready.request.requiredSkill, named: named.id)
-                        #expect(outcome.quote.mechanic?.id == expected.mechanic, "\(service) named \(name)")
+                        #expect(try outcome.changedQuote.mechanic?.id == expected.mechanic, "\(service) named \(name)")
                         #expect(outcome.waitPosition == expected.position)
                     case 3, 4:
                         guard let quote = model.booked(at: values[3]) else { continue }

@@ -4,6 +4,7 @@ import QuoteCore
 import QuoteRules
 import QuoteStore
 import QuoteStoreCodec
+import TestSupport
 import Testing
 
 @testable import QuoteStoreSQLite
@@ -130,12 +131,12 @@ struct MigrationTests {
             0
         ]
         .get()
-        #expect(again.replayed && again.quote.id == QuoteID(7))
+        #expect(try again.replayed && again.changedQuote.id == QuoteID(7))
         let next = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "key-13", book: false)])[
             0
         ]
         .get()
-        #expect(next.quote.id == QuoteID(13))
+        #expect(try next.changedQuote.id == QuoteID(13))
 
         let (plan, sequenced) = try await DatabaseQueue(path: directory.database).read { db in
             let plan = try Row.fetchAll(

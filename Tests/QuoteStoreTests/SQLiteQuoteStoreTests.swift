@@ -20,7 +20,7 @@ struct SQLiteQuoteStoreTests {
             #expect(try await store.counts().values.reduce(0, +) == 0)
             #expect(try await store.mechanics().count == 10)
             let results = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "a", book: true)])
-            #expect(try results[0].get().quote.status == .booked)
+            #expect(try results[0].get().changedQuote.status == .booked)
         }
         let reopened = try StoreFixtures.open(directory.database)
         #expect(try await reopened.counts()[.booked] == 1)
@@ -86,10 +86,11 @@ struct SQLiteQuoteStoreTests {
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(services: ["Timing Belt Replacement"]), idempotencyKey: nil, book: false),
-        ]).map { try $0.get().quote.id }
+        ]).map { try $0.get().changedQuote.id }
 
         #expect(
-            try await apply([.book(submitted[0], mechanic: "Mechanic 1")])[0].get().quote.mechanic?.name == "Mechanic 1"
+            try await apply([.book(submitted[0], mechanic: "Mechanic 1")])[0].get().changedQuote.mechanic?.name
+                == "Mechanic 1"
         )
         let before = try await store.lastSequence()
         let results = try await apply([
@@ -106,7 +107,8 @@ struct SQLiteQuoteStoreTests {
         #expect(try await store.lastSequence() == before, "refused commands append no event")
         #expect(try await store.mechanics().first { $0.mechanic.name == "Mechanic 2" }?.isFree == true)
 
-        #expect(try await apply([.book(submitted[1], mechanic: nil)])[0].get().quote.mechanic?.name == "Mechanic 2")
+        #expect(
+            try await apply([.book(submitted[1], mechanic: nil)])[0].get().changedQuote.mechanic?.name == "Mechanic 2")
         let none = try await apply([.book(submitted[2], mechanic: nil)])
         #expect(none[0].failure?.code == .noMechanicAvailable)
         let twice = try await apply([.book(submitted[0], mechanic: nil)])
@@ -121,20 +123,20 @@ struct SQLiteQuoteStoreTests {
             try await store.apply(commands, catalog: catalog)
         }
         let booked = try await apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0].get()
-        #expect(booked.quote.status == .booked)
+        #expect(try booked.changedQuote.status == .booked)
         #expect(booked.events.map(\.type) == ["quote.submitted", "quote.ready", "quote.booked", "mechanic.busy"])
         #expect(try await store.mechanics()[0].isFree == false)
 
         let command: QuoteCommand =
-            how == "complete" ? .complete(booked.quote.id) : .cancel(booked.quote.id, reason: "test")
+            try how == "complete" ? .complete(booked.changedQuote.id) : .cancel(booked.changedQuote.id, reason: "test")
         let finished = try await apply([command])[0].get()
-        #expect(finished.quote.status == (how == "complete" ? .completed : .cancelled))
-        #expect(finished.events.map(\.type) == ["quote.\(finished.quote.status)", "mechanic.free"])
+        #expect(try finished.changedQuote.status == (how == "complete" ? .completed : .cancelled))
+        #expect(try finished.events.map(\.type) == ["quote.\(finished.changedQuote.status)", "mechanic.free"])
         let mechanic = try await store.mechanics()[0]
         #expect(mechanic.isFree)
         #expect(mechanic.freeSince != nil)
         #expect(try await store.integrityViolations().isEmpty)
-        if how == "complete" { #expect(finished.quote.receipt?.mechanic.name == "Mechanic 1") }
+        if how == "complete" { #expect(try finished.changedQuote.receipt?.mechanic.name == "Mechanic 1") }
     }
 
     @Test("a batch applies its good commands and refuses its bad ones, each on its own")
@@ -148,12 +150,12 @@ struct SQLiteQuoteStoreTests {
             .book(QuoteID(1), mechanic: "Joe Murphy"),
             .resolve(QuoteID(2), Resolution(price: Money(cents: 6_625))),
         ])
-        #expect(try results[0].get().quote.status == .ready)
+        #expect(try results[0].get().changedQuote.status == .ready)
         #expect(results[1].failure?.code == .invalidSubmission)
-        #expect(try results[2].get().quote.status == .pending)
+        #expect(try results[2].get().changedQuote.status == .pending)
         #expect(results[3].failure?.code == .illegalTransition)
-        #expect(try results[4].get().quote.mechanic?.name == "Joe Murphy")
-        #expect(try results[5].get().quote.price == Money(cents: 6_625))
+        #expect(try results[4].get().changedQuote.mechanic?.name == "Joe Murphy")
+        #expect(try results[5].get().changedQuote.price == Money(cents: 6_625))
 
         let events = try await store.events(after: 0, limit: 100)
         #expect(events.map(\.seq) == Array(1...Int64(events.count)), "gap-free despite the refused commands")
@@ -170,8 +172,8 @@ struct SQLiteQuoteStoreTests {
                 .submit(StoreFixtures.submission(), idempotencyKey: "r\(round)", book: true)
             ]
             )[0].get()
-            ids.append(outcome.quote.id)
-            _ = try await store.apply([.complete(outcome.quote.id)])
+            ids.append(try outcome.changedQuote.id)
+            _ = try await store.apply([.complete(outcome.changedQuote.id)])
         }
         let store = try StoreFixtures.open(directory.database)
         let events = try await store.events(after: 0, limit: 1_000)
@@ -195,7 +197,7 @@ struct SQLiteQuoteStoreTests {
             .submit(StoreFixtures.submission(trim: nil), idempotencyKey: nil, book: false),
             .submit(StoreFixtures.submission(name: "Second"), idempotencyKey: nil, book: false),
         ])
-        let ready = try results[2].get().quote.id
+        let ready = try results[2].get().changedQuote.id
         let booking = try await store.apply([.book(ready, mechanic: nil)])[0].get().events
         let completed = booking + (try await store.apply([.complete(ready)])[0].get().events)
         let returned = try results.flatMap { try $0.get().events } + completed
@@ -282,14 +284,14 @@ struct SQLiteQuoteStoreTests {
             services: ["Oil Change", "strange noise"], trim: nil, mechanic: "Joe Murphy")
         submission.coupon = "WELCOME10"
         var outcomes = [try await store.apply([.submit(submission, idempotencyKey: "rt", book: false)])[0].get()]
-        let id = outcomes[0].quote.id
+        let id = try outcomes[0].changedQuote.id
         outcomes.append(
             try await store.apply([.resolve(id, Resolution(trim: "LE", price: Money(cents: 6_625)))])[0].get())
         outcomes.append(try await store.apply([.book(id, mechanic: nil)])[0].get())
         outcomes.append(try await store.apply([.complete(id)])[0].get())
         let cancelled = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
             .get()
-            .quote.id
+            .changedQuote.id
         outcomes.append(try await store.apply([.cancel(cancelled, reason: "no longer needed")])[0].get())
         for outcome in outcomes {
             let events = try await store.events(after: outcome.events.first!.seq - 1, limit: outcome.events.count)
@@ -307,17 +309,17 @@ struct SQLiteQuoteStoreTests {
             .get()
         let completed = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
             .get()
-        _ = try await store.apply([.complete(completed.quote.id)])
+        _ = try await store.apply([.complete(completed.changedQuote.id)])
         #expect(try await store.integrityViolations().isEmpty)
         try tamper(directory.database) { db in
             // Free the first quote's mechanic behind the store's back, and make the completed
             // quote's mechanic busy again.
             try db.execute(
                 sql: "UPDATE mechanics SET quote_id = NULL, free_since = 0 WHERE quote_id = ?",
-                arguments: [booked.quote.id.rawValue])
+                arguments: [booked.changedQuote.id.rawValue])
             try db.execute(
                 sql: "UPDATE mechanics SET quote_id = ?, free_since = NULL WHERE id = ?",
-                arguments: [completed.quote.id.rawValue, completed.quote.mechanic!.id.rawValue])
+                arguments: [try completed.changedQuote.id.rawValue, try completed.changedQuote.mechanic?.id.rawValue])
         }
         let reopened = try StoreFixtures.open(directory.database)
         #expect(try await reopened.integrityViolations().count == 2)

@@ -64,6 +64,7 @@ struct FoundationRequest: Decodable {
             case .since: request.since = try container.decodeWholeNumberIfPresent(forKey: key)
             case .free: request.free = try container.decodeIfPresent(Bool.self, forKey: key)
             case .skill: request.skill = try container.decodeIfPresent(String.self, forKey: key)
+            case .onDuty: request.onDuty = try container.decodeIfPresent(Bool.self, forKey: key)
             }
         }
         request.presence = (try? WireRequest.Presence(decoder)) ?? WireRequest.Presence()

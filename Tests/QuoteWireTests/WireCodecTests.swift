@@ -255,7 +255,8 @@ struct WireCodecTests {
         arguments: [
             (#"{"v":1,"op":"list","customer":"Jane@Example.com"}"#, CustomerSearch.email("jane@example.com"), nil),
             (#"{"v":1,"op":"list","customer":"Jane D"}"#, .namePrefix("jane d"), nil),
-            (#"{"v":1,"op":"list","customer":""}"#, nil, "must not be empty"),
+            (#"{"v":1,"op":"list","customer":""}"#, nil, "must not be blank"),
+            (#"{"v":1,"op":"list","customer":" \u200b"}"#, nil, "must not be blank"),
             (#"{"v":1,"op":"list","customer":{"name":"Jane"}}"#, nil, "must be a string"),
             (
                 #"{"v":1,"op":"submit","customer":"Jane","car":{"make":"Honda","model":"Civic"},"services":["Oil Change"]}"#,

@@ -58,6 +58,14 @@ struct ContractTests {
         let pending = try client.call(Requests.submit(trim: nil)).quoteID
         #expect(try client.call(Requests.op("resolve", ["quoteId": pending, "trim": "EX"]))["ok"] as? Bool == true)
         #expect(try client.call(Requests.op("cancel", ["quoteId": pending, "reason": "tour"]))["ok"] as? Bool == true)
+        // Support's day: a mechanic off duty, their quote reassigned, then back on duty.
+        let holder = try client.call(Requests.op("get", ["quoteId": booked[2]])).quote?["mechanic"] as? [String: Any]
+        let name = try #require(holder?["name"] as? String)
+        let off = try client.call(Requests.op("setDuty", ["mechanic": name, "onDuty": false]))
+        #expect(off["onDuty"] as? Bool == false, "\(off)")
+        let moved = try client.call(Requests.op("reassign", ["quoteId": booked[2]]))
+        #expect(moved["ok"] as? Bool == true, "\(moved)")
+        #expect(try client.call(Requests.op("setDuty", ["mechanic": name, "onDuty": true]))["ok"] as? Bool == true)
         for read in ["get", "list", "mechanics", "services", "stats", "events", "ping"] {
             let fields: [String: Any] = read == "get" ? ["quoteId": master] : read == "events" ? ["since": 0] : [:]
             #expect(try client.call(Requests.op(read, fields))["ok"] as? Bool == true, "\(read)")
@@ -74,7 +82,8 @@ struct ContractTests {
             types
                 == [
                     "quote.submitted", "quote.ready", "quote.pending", "quote.booked", "quote.waiting",
-                    "quote.completed", "quote.cancelled", "mechanic.busy", "mechanic.free",
+                    "quote.completed", "quote.cancelled", "quote.reassigned", "mechanic.busy", "mechanic.free",
+                    "mechanic.off_duty", "mechanic.on_duty",
                 ])
     }
 }

@@ -133,6 +133,35 @@ struct QuotectlTests {
         #expect(events.suffix(2).allSatisfy { $0["quoteId"] as? Int == second })
     }
 
+    @Test("Support takes Steve off duty, moves his quote to the next junior and brings him back, through quotectl")
+    func dutyAndReassignThroughQuotectl() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        let booked = try client.call(Requests.submit(book: true))
+        #expect(booked.quote?[object: "mechanic"]?["name"] as? String == "Steve Brimington")
+
+        let off = try Quotectl.run(["mechanic", "off", "Steve Brimington"], environment: env)
+        #expect(off.status == 0 && off.stdout.contains("Steve Brimington is off duty"), "\(off.stdout)\(off.stderr)")
+        let moved = try Quotectl.run(["reassign", "\(booked.quoteID)"], environment: env)
+        #expect(moved.status == 0 && moved.stdout.contains("Mike Fulton"), "\(moved.stdout)\(moved.stderr)")
+        let roster = try Quotectl.run(["mechanics"], environment: env)
+        let steve = roster.stdout.split(separator: "\n").first { $0.contains("Steve Brimington") } ?? ""
+        #expect(steve.split(separator: " ").contains("off"), "\(roster.stdout)")
+        let back = try Quotectl.run(["mechanic", "on", "Steve Brimington"], environment: env)
+        #expect(back.status == 0 && back.stdout.contains("Steve Brimington is on duty"), "\(back.stdout)")
+        let unknown = try Quotectl.run(["mechanic", "off", "Nobody"], environment: env)
+        #expect(unknown.status == 1 && unknown.stderr.contains("unknown_mechanic"), "\(unknown.stderr)")
+
+        let watched = try Quotectl.run(["watch", "--since", "0", "--count", "9"], environment: env)
+        let lines = watched.stdout.split(separator: "\n")
+        #expect(lines.contains { $0.contains("mechanic.off_duty") && $0.contains("Steve Brimington") }, "\(lines)")
+        #expect(lines.contains { $0.contains("reassigned Steve Brimington -> Mike Fulton") }, "\(lines)")
+        #expect(lines.contains { $0.contains("mechanic.on_duty") }, "\(lines)")
+    }
+
     @Test("Human watch lines show time, seq, quote, transition, price, mechanic and message; filters apply")
     func humanWatchLines() throws {
         let daemon = try DaemonProcess()

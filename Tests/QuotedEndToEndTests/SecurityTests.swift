@@ -14,7 +14,9 @@ final class SecureDaemon {
 
     /// Writes the server certificate and a client certificate for each of `clients` (name and
     /// role), then starts quoted with `--server-key` and `--clients`.
-    init(clients: [(name: String, role: String)], environment: [String: String] = [:]) throws {
+    init(
+        clients: [(name: String, role: String)], arguments: [String] = [], environment: [String: String] = [:]
+    ) throws {
         directory =
             FileManager.default.temporaryDirectory.appendingPathComponent("quoted-sec-\(UUID().uuidString)")
             .path
@@ -26,7 +28,7 @@ final class SecureDaemon {
         for client in clients { try allow(client.name, role: client.role) }
         daemon = try DaemonProcess(
             stateDirectory: directory + "/state",
-            arguments: ["--server-key", directory + "/quoted.key_secret", "--clients", clientsDirectory],
+            arguments: ["--server-key", directory + "/quoted.key_secret", "--clients", clientsDirectory] + arguments,
             environment: environment)
     }
 
@@ -127,10 +129,11 @@ struct SecurityTests {
     static let allowed: [String: Set<String>] = [
         "operator": [
             "submit", "get", "list", "resolve", "book", "complete", "cancel", "mechanics", "services", "stats",
-            "events", "ping", "waiting",
+            "events", "ping", "waiting", "setDuty", "reassign",
         ],
         "support": [
             "get", "list", "resolve", "book", "cancel", "mechanics", "services", "stats", "events", "ping", "waiting",
+            "setDuty", "reassign",
         ],
         "client": ["submit", "get", "book", "cancel", "services", "ping"],
         "observer": ["get", "list", "stats", "mechanics", "services", "events", "ping", "waiting"],
@@ -190,10 +193,13 @@ struct SecurityTests {
             ("submit", Requests.submit(name: "Jane Roe", key: "matrix")),
             ("resolve", Requests.op("resolve", ["quoteId": pending, "trim": "EX"])),
             ("book", Requests.op("book", ["quoteId": ready])),
+            // On duty already: allowed, it changes nothing.
+            ("setDuty", Requests.op("setDuty", ["mechanic": "Joe Murphy", "onDuty": true])),
+            ("reassign", Requests.op("reassign", ["quoteId": booked])),
             ("complete", Requests.op("complete", ["quoteId": booked])),
             ("cancel", Requests.op("cancel", ["quoteId": spare, "reason": "matrix"])),
         ]
-        #expect(Set(requests.map(\.op)).count == 13, "every operation of the protocol")
+        #expect(Set(requests.map(\.op)).count == 15, "every operation of the protocol")
         for (op, request) in requests {
             let before = try ops.call(Requests.op("stats"))["lastSeq"] as? Int
             let reply = try caller.call(request)

@@ -18,7 +18,7 @@ public func doubleBookings(in events: [StoredEvent]) -> [String] {
                 problems.append("seq \(event.seq): \(mechanic.name) freed by \(quote), not its holder")
             }
             holder[mechanic.id] = nil
-        case .quote: break
+        case .quote, .quoteReassigned, .mechanicDuty: break
         }
     }
     return problems

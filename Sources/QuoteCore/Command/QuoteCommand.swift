@@ -18,4 +18,11 @@ public enum QuoteCommand: Sendable, Hashable {
     case complete(QuoteID)
     /// Cancel a quote that is not completed, freeing its mechanic if it had one.
     case cancel(QuoteID, reason: String?)
+    /// Take the mechanic named off duty (no new booking; current work goes on) or put them
+    /// back on duty (serving the wait-list at once).
+    case setDuty(mechanic: String, onDuty: Bool)
+    /// Move a booked quote to the mechanic named, or without a name to the next free able
+    /// one by the dispatch order, or when none is free to the front of the wait-list; its
+    /// mechanic is freed and serves the line.
+    case reassign(QuoteID, mechanic: String?)
 }

@@ -279,6 +279,31 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         return try moved(to: .waiting(pricing: pricing, since: now, mechanic: mechanic), at: now)
     }
 
+    /// Moves a booked quote to `mechanic`, who must have the skill its services need; the
+    /// price stays. Whether they are free is the store's to decide, atomically.
+    public func reassigned(to mechanic: Mechanic, at now: Date) throws(QuoteError) -> Quote {
+        guard case .booked(let pricing, let assignment) = stage else {
+            throw .illegalTransition(from: status, to: .booked)
+        }
+        guard assignment.mechanic.id != mechanic.id else {
+            throw QuoteError(.mechanicBusy, "the quote is booked with \(mechanic.name) already")
+        }
+        let beyond = mechanic.servicesBeyondSkill(request.listedServices)
+        guard beyond.isEmpty else {
+            throw QuoteError(
+                .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
+        }
+        return try moved(
+            to: .booked(pricing: pricing, assignment: Assignment(mechanic: mechanic, bookedAt: now)), at: now)
+    }
+
+    /// Takes a booked quote off its mechanic and puts it in line for anyone able: a
+    /// reassignment that found no one free.
+    public func requeued(at now: Date) throws(QuoteError) -> Quote {
+        guard case .booked(let pricing, _) = stage else { throw .illegalTransition(from: status, to: .waiting) }
+        return try moved(to: .waiting(pricing: pricing, since: now, mechanic: nil), at: now)
+    }
+
     /// Completes a booked quote and issues its receipt.
     public func completed(at now: Date) throws(QuoteError) -> Quote {
         guard case .booked(let pricing, let assignment) = stage else {

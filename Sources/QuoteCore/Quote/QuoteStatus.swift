@@ -5,6 +5,7 @@ public import Foundation
 /// ```
 /// submitted ─┬─> pending ──> ready ─┬──────────────> booked ──> completed
 ///            └──────────────> ready └─> waiting ──> booked
+/// booked ──> booked (reassigned), booked ──> waiting (reassigned, no one free)
 /// any state but completed ──> cancelled
 /// ```
 ///
@@ -18,7 +19,7 @@ public enum QuoteStatus: String, Sendable, Hashable, Codable, CaseIterable, Cust
     public func canMove(to next: QuoteStatus) -> Bool {
         switch (self, next) {
         case (.submitted, .pending), (.submitted, .ready), (.pending, .ready), (.ready, .booked),
-            (.ready, .waiting), (.waiting, .booked), (.booked, .completed):
+            (.ready, .waiting), (.waiting, .booked), (.booked, .completed), (.booked, .booked), (.booked, .waiting):
             true
         case (.submitted, .cancelled), (.pending, .cancelled), (.ready, .cancelled), (.booked, .cancelled),
             (.waiting, .cancelled):

@@ -9,10 +9,11 @@ public enum CustomerSearch: Sendable, Hashable {
     /// Quotes whose customer's name starts with this, compared in ``key(_:)`` form.
     case namePrefix(String)
 
-    /// The search `text` asks for; `nil` for empty text, which would find everyone.
+    /// The search `text` asks for; `nil` for blank text (empty, or spaces only), which
+    /// finds no one's quotes in particular.
     public init?(_ text: String) {
+        guard !text.isBlank else { return nil }
         let key = Self.key(text)
-        guard !key.isEmpty else { return nil }
         self = key.utf8.contains(UInt8(ascii: "@")) ? .email(key) : .namePrefix(key)
     }
 

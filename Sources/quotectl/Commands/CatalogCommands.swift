@@ -6,7 +6,7 @@ import QuoteWire
 
 /// `quotectl mechanics`: who can work, and who is busy with what.
 struct Mechanics: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List mechanics with their busy state.")
+    static let configuration = CommandConfiguration(abstract: "List mechanics with their busy state and duty.")
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Only free mechanics.") var free = false
@@ -24,10 +24,11 @@ struct Mechanics: AsyncParsableCommand {
         request.skill = skill
         try await global.show(request) { reply, output in
             output.table(
-                ["ID", "NAME", "SKILL", "STATUS", "QUOTE", "FREE SINCE"],
+                ["ID", "NAME", "SKILL", "STATUS", "DUTY", "QUOTE", "FREE SINCE"],
                 (reply.mechanics ?? []).map { mechanic in
                     [
                         String(mechanic.id), mechanic.name, mechanic.skill, mechanic.busy ? "busy" : "free",
+                        mechanic.onDuty == false ? "off" : "on",
                         mechanic.quoteId.map(String.init) ?? "-",
                         mechanic.freeSince.flatMap { $0.timeIntervalSince1970 > 0 ? Output.time($0) : nil }
                             ?? "never booked",

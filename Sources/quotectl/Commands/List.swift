@@ -19,7 +19,7 @@ struct List: AsyncParsableCommand {
         guard (1...WireRequest.maximumPage).contains(limit) else {
             throw ValidationError("--limit must be 1 to \(WireRequest.maximumPage)")
         }
-        if let customer, customer.isEmpty { throw ValidationError("--customer must not be empty") }
+        if let customer, CustomerSearch(customer) == nil { throw ValidationError("--customer must not be blank") }
         if let state, QuoteStatus(rawValue: state) == nil {
             throw ValidationError(
                 "unknown state \"\(state)\"; use one of \(QuoteStatus.allCases.map(\.rawValue).joined(separator: ", "))"

@@ -1,0 +1,65 @@
+import ArgumentParser
+import QuoteWire
+
+/// `quotectl mechanic off|on NAME`: support takes a mechanic off duty, or puts them back.
+struct MechanicCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mechanic", abstract: "Take a mechanic off duty, or put them back on duty.",
+        subcommands: [Off.self, On.self])
+
+    /// `quotectl mechanic off NAME`.
+    struct Off: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Take a mechanic off duty: no new booking; the work in hand stays theirs.",
+            discussion: "Their booked quote can be moved with `quotectl reassign ID`.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+
+        func run() async throws { try await MechanicCommand.setDuty(name, onDuty: false, global: global) }
+    }
+
+    /// `quotectl mechanic on NAME`.
+    struct On: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put a mechanic back on duty: they take the first quote in line they can do, at once.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+
+        func run() async throws { try await MechanicCommand.setDuty(name, onDuty: true, global: global) }
+    }
+
+    /// Sends `setDuty` and says what it did, with the quote booked when one was.
+    static func setDuty(_ name: String, onDuty: Bool, global: GlobalOptions) async throws {
+        var request = WireRequest(op: .setDuty)
+        request.mechanic = name
+        request.onDuty = onDuty
+        try await global.show(request) { reply, output in
+            output.line("\(reply.mechanic?.name ?? name) is \(onDuty ? "on" : "off") duty")
+            if let quote = reply.quote { output.quote(quote, history: nil) }
+        }
+    }
+}
+
+/// `quotectl reassign ID [--mechanic NAME]`: moves a booked quote to another mechanic.
+struct Reassign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move a booked quote to another mechanic.",
+        discussion: """
+            Without --mechanic, quoted picks the next free mechanic able to do the work, by the dispatch order; \
+            when none is free, the quote goes to the front of the wait-list. The mechanic it leaves is freed \
+            and, on duty, takes the first quote in line they can do.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The quote id.") var id: Int64
+    @Option(help: "The mechanic to move it to, by name.") var mechanic: String?
+
+    func run() async throws {
+        var request = WireRequest(op: .reassign)
+        request.quoteId = id
+        request.mechanic = mechanic
+        try await global.showQuote(request)
+    }
+}
