@@ -2,7 +2,7 @@ public import Foundation
 public import QuoteCore
 
 /// The store's state as `stats` and the metrics' gauges report it: quotes by state, active
-/// mechanics busy and free, since when the first in line has waited, and the log's last `seq`.
+/// mechanics busy, free and off duty, since when the first in line has waited, and the log's last `seq`.
 /// Four reads on the store's read side, made on demand (a `stats` request, a scrape), never
 /// per batch.
 public struct StoreState: Sendable, Hashable {
@@ -10,8 +10,10 @@ public struct StoreState: Sendable, Hashable {
     public var counts: [QuoteStatus: Int]
     /// Active mechanics holding a booking.
     public var busy: Int
-    /// Active mechanics free to book.
+    /// Active mechanics free to book: free and on duty.
     public var free: Int
+    /// Active mechanics off duty, busy or not.
+    public var offDuty: Int = 0
     /// Since when the first quote in line has waited; `nil` when none waits.
     public var oldestWaiting: Date?
     /// The log's last `seq`.
@@ -22,7 +24,8 @@ public struct StoreState: Sendable, Hashable {
         let mechanics = try await store.mechanics()
         let busy = mechanics.count { !$0.isFree }
         return StoreState(
-            counts: try await store.counts(), busy: busy, free: mechanics.count - busy,
+            counts: try await store.counts(), busy: busy, free: mechanics.count { $0.isFree && $0.onDuty },
+            offDuty: mechanics.count { !$0.onDuty },
             oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince,
             lastSeq: try await store.lastSequence())
     }

@@ -137,7 +137,7 @@ public struct ReplyEncoder {
             reply.oldestWaitMilliseconds = state.oldestWaiting.map {
                 max(0, Int64(clampingFinite: Date().timeIntervalSince($0) * 1_000))
             }
-            reply.mechanicCounts = ["busy": state.busy, "free": state.free]
+            reply.mechanicCounts = ["busy": state.busy, "free": state.free, "offDuty": state.offDuty]
             reply.activity = activity()
         case .waiting(let quotes, let truncated):
             let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }

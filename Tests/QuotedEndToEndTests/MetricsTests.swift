@@ -70,6 +70,7 @@ struct MetricsTests {
         #expect(scrape.value("quoted_quotes", ["state": "completed"]) == 1)
         #expect(scrape.value("quoted_mechanics", ["status": "busy"]) == 0)
         #expect((scrape.value("quoted_mechanics", ["status": "free"]) ?? 0) > 0)
+        #expect(scrape.value("quoted_mechanics", ["status": "off_duty"]) == 0)
         #expect(scrape.value("quoted_waiting_quotes") == 0)
         // Each submission announces submitted and ready; the booking two, the completion two.
         #expect(scrape.value("quoted_events_published_total") == 12)

@@ -57,6 +57,8 @@ struct RosterTests {
         let mechanics = try sam.call(Requests.op("mechanics"))["mechanics"] as? [[String: Any]] ?? []
         let steve = mechanics.first { $0["name"] as? String == "Steve Brimington" }
         #expect(steve?["onDuty"] as? Bool == false && steve?["busy"] as? Bool == false)
+        let counts = try sam.call(Requests.op("stats"))[object: "mechanicCounts"]
+        #expect(counts?["offDuty"] as? Int == 1 && counts?["free"] as? Int == 0 && counts?["busy"] as? Int == 2)
 
         // Mike's completion serves the first in line; Steve, back, takes the next.
         #expect(try ops.call(Requests.op("complete", ["quoteId": second.quoteID]))["ok"] as? Bool == true)

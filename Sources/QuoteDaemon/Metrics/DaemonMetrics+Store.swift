@@ -25,6 +25,7 @@ extension DaemonMetrics {
         for (status, gauge) in quotes { gauge.record(state.counts[status] ?? 0) }
         mechanicsBusy.record(state.busy)
         mechanicsFree.record(state.free)
+        mechanicsOffDuty.record(state.offDuty)
         waitingQuotes.record(state.counts[.waiting] ?? 0)
         oldestWait.record(state.oldestWaiting.map { max(0, Date().timeIntervalSince($0)) } ?? 0)
     }

@@ -79,6 +79,7 @@ public final class DaemonMetrics: Sendable {
     let quotes: [QuoteStatus: Gauge]
     let mechanicsBusy: Gauge
     let mechanicsFree: Gauge
+    let mechanicsOffDuty: Gauge
     let waitingQuotes: Gauge
     let oldestWait: Gauge
     let storeFailovers: Counter
@@ -110,6 +111,7 @@ public final class DaemonMetrics: Sendable {
             })
         mechanicsBusy = Gauge(label: Name.mechanics, dimensions: [("status", "busy")], factory: factory)
         mechanicsFree = Gauge(label: Name.mechanics, dimensions: [("status", "free")], factory: factory)
+        mechanicsOffDuty = Gauge(label: Name.mechanics, dimensions: [("status", "off_duty")], factory: factory)
         waitingQuotes = Gauge(label: Name.waitingQuotes, factory: factory)
         oldestWait = Gauge(label: Name.oldestWait, factory: factory)
         storeFailovers = Counter(label: Name.storeFailovers, factory: factory)

@@ -28,6 +28,7 @@ struct TopFigures: Encodable, Equatable {
     var quotes: [String: Int]
     var mechanicsBusy: Int
     var mechanicsFree: Int
+    var mechanicsOffDuty: Int
     var waiting: Int
     var oldestWaitSeconds: Double?
     var eventsPerSecond: Double
@@ -75,6 +76,7 @@ struct TopFigures: Encodable, Equatable {
         quotes = reply.counts ?? [:]
         mechanicsBusy = reply.mechanicCounts?["busy"] ?? 0
         mechanicsFree = reply.mechanicCounts?["free"] ?? 0
+        mechanicsOffDuty = reply.mechanicCounts?["offDuty"] ?? 0
         waiting = reply.counts?["waiting"] ?? 0
         oldestWaitSeconds = reply.oldestWaitMilliseconds.map { Double($0) / 1_000 }
         eventsPerSecond = Double((now?.eventsPublished ?? 0) - (before?.eventsPublished ?? 0)) / interval

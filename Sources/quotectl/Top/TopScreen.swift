@@ -41,7 +41,10 @@ struct TopScreen {
         let quotes = order.map { "\($0) \(figures.quotes[$0] ?? 0)" }
         lines.append(("QUOTES     " + quotes.joined(separator: "  "), nil))
         lines.append(
-            ("MECHANICS  busy \(figures.mechanicsBusy)  free \(figures.mechanicsFree)", nil))
+            (
+                "MECHANICS  busy \(figures.mechanicsBusy)  free \(figures.mechanicsFree)  off duty \(figures.mechanicsOffDuty)",
+                nil
+            ))
         let oldest = figures.oldestWaitSeconds.map { " (oldest \(Output.duration($0)))" } ?? ""
         lines.append(("WAITING    \(figures.waiting)\(oldest)", figures.waiting > 0 ? "35" : nil))
         lines.append(("EVENTS     \(Self.rate(figures.eventsPerSecond))/s  last seq \(figures.lastSeq)", nil))
