@@ -5,30 +5,16 @@ import ZeroMQ
 
 @Suite("quoted end to end: duty and reassignment", .serialized, .timeLimit(.minutes(3)))
 struct RosterTests {
-    /// Three juniors, in dispatch order Steve, Mike, Ali.
-    static func juniorsCatalog() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("juniors-\(UUID().uuidString).yaml")
-            .path
-        let text = """
-            currency: USD
-            services:
-              - { name: Oil Change, minimumSkill: junior, price: "35.00" }
-            mechanics:
-              - { id: 1, name: Steve Brimington, skill: junior }
-              - { id: 2, name: Mike Fulton, skill: junior }
-              - { id: 3, name: Ali Bellevue, skill: junior }
-            """
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     @Test(
         "Steve goes off duty and his quote moves to the next free junior; the line is served in order; back on duty he is booked next; every event in order, numbered without a gap, with who did it"
     )
     func steveOffDutyAndBack() throws {
         let secure = try SecureDaemon(
             clients: [("desk", "client"), ("sam", "support"), ("ops", "operator")],
-            arguments: ["--catalog", try Self.juniorsCatalog()])
+            arguments: [
+                // Three juniors, in dispatch order Steve, Mike, Ali.
+                "--catalog", try catalogFile(mechanics: ["Steve Brimington", "Mike Fulton", "Ali Bellevue"]),
+            ])
         let context = try Context()
         let desk = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("desk"))
         let sam = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("sam"))

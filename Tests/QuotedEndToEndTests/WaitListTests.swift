@@ -153,15 +153,22 @@ struct WaitListTests {
 
     /// A catalog file with the built-in services and one junior mechanic.
     static func oneMechanicCatalog() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("one-\(UUID().uuidString).yaml").path
-        let text = """
-            currency: USD
-            services:
-              - { name: Oil Change, minimumSkill: junior, price: "35.00" }
-            mechanics:
-              - { id: 1, name: Solo Mechanic, skill: junior }
-            """
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        try catalogFile(mechanics: ["Solo Mechanic"])
     }
+}
+
+/// A catalog file of one junior service (Oil Change, $35) and `mechanics`, all juniors, with
+/// ids from 1 in the order given (their dispatch order when all are free).
+func catalogFile(mechanics: [String]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).yaml").path
+    let listed = mechanics.enumerated().map { "  - { id: \($0.offset + 1), name: \($0.element), skill: junior }" }
+    let text = """
+        currency: USD
+        services:
+          - { name: Oil Change, minimumSkill: junior, price: "35.00" }
+        mechanics:
+
+        """ + listed.joined(separator: "\n") + "\n"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
 }

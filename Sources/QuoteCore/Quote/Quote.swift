@@ -256,11 +256,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             pricing = waiting
         default: throw .illegalTransition(from: status, to: .booked)
         }
-        let beyond = mechanic.servicesBeyondSkill(request.listedServices)
-        guard beyond.isEmpty else {
-            throw QuoteError(
-                .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
-        }
+        try checkAble(mechanic)
         return try moved(
             to: .booked(pricing: pricing, assignment: Assignment(mechanic: mechanic, bookedAt: now)), at: now)
     }
@@ -269,13 +265,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// the skill its services need.
     public func waiting(for mechanic: Mechanic?, at now: Date) throws(QuoteError) -> Quote {
         guard case .ready(let pricing) = stage else { throw .illegalTransition(from: status, to: .waiting) }
-        if let mechanic {
-            let beyond = mechanic.servicesBeyondSkill(request.listedServices)
-            guard beyond.isEmpty else {
-                throw QuoteError(
-                    .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
-            }
-        }
+        if let mechanic { try checkAble(mechanic) }
         return try moved(to: .waiting(pricing: pricing, since: now, mechanic: mechanic), at: now)
     }
 
@@ -288,11 +278,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         guard assignment.mechanic.id != mechanic.id else {
             throw QuoteError(.mechanicBusy, "the quote is booked with \(mechanic.name) already")
         }
-        let beyond = mechanic.servicesBeyondSkill(request.listedServices)
-        guard beyond.isEmpty else {
-            throw QuoteError(
-                .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
-        }
+        try checkAble(mechanic)
         return try moved(
             to: .booked(pricing: pricing, assignment: Assignment(mechanic: mechanic, bookedAt: now)), at: now)
     }
@@ -317,6 +303,15 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// Cancels the quote from any state but completed (or cancelled).
     public func cancelled(reason: String?, at now: Date) throws(QuoteError) -> Quote {
         try moved(to: .cancelled(from: status, reason: reason), at: now)
+    }
+
+    /// Refuses `mechanic` when the services need more skill than they have (`cannot_perform`).
+    private func checkAble(_ mechanic: Mechanic) throws(QuoteError) {
+        let beyond = mechanic.servicesBeyondSkill(request.listedServices)
+        guard beyond.isEmpty else {
+            throw QuoteError(
+                .cannotPerform, "\(mechanic.name) cannot perform \(beyond.map(\.name).joined(separator: ", "))")
+        }
     }
 
     private func moved(to next: QuoteStage, at now: Date) throws(QuoteError) -> Quote {
