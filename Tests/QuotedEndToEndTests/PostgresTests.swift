@@ -40,6 +40,20 @@ struct PostgresTests {
             fromFirst.map { $0["type"] as? String } == [
                 "quote.submitted", "quote.ready", "quote.booked", "mechanic.busy", "quote.completed", "mechanic.free",
             ])
+
+        // Duty is shared too: off duty through one, never booked through the other; a quote
+        // booked through the other is reassigned through the first.
+        let off = try one.call(Requests.op("setDuty", ["mechanic": mechanic, "onDuty": false]))
+        #expect(off["onDuty"] as? Bool == false, "\(off)")
+        let next = try other.call(Requests.submit(book: true))
+        let taken = try #require(next.quote?[object: "mechanic"]?["name"] as? String)
+        #expect(taken != mechanic, "\(mechanic) is off duty")
+        let moved = try one.call(Requests.op("reassign", ["quoteId": next.quoteID]))
+        let now = try #require(moved.quote?[object: "mechanic"]?["name"] as? String, "\(moved)")
+        #expect(now != taken && now != mechanic)
+        let seen = try other.call(Requests.op("mechanics"))["mechanics"] as? [[String: Any]] ?? []
+        #expect(seen.first { $0["name"] as? String == mechanic }?["onDuty"] as? Bool == false)
+        #expect(seen.first { $0["name"] as? String == now }?["quoteId"] as? Int == next.quoteID)
     }
 
     @Test("clients connected to both daemons race bookings for few mechanics: no mechanic is ever booked twice")
