@@ -383,13 +383,14 @@ public struct Rulebook: Sendable {
             }
             claimed = named
             moved = try quote.reassigned(to: named, at: now)
-        } else if let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) {
-            guard picked.id != previous.id else {
-                throw QuoteError(
-                    .noMechanicAvailable, "no other free mechanic has the \(required) skill this quote needs")
-            }
+        } else if let picked = try await transaction.claimFirstFree(
+            minimumSkill: required, for: quote.id, excluding: previous.id)
+        {
             claimed = picked
             moved = try quote.reassigned(to: picked, at: now)
+        } else if try await transaction.claim(previous.id, minimumSkill: required, for: quote.id) {
+            // No one else is free, and its own mechanic, on duty, would take it straight back.
+            throw QuoteError(.noMechanicAvailable, "no other free mechanic has the \(required) skill this quote needs")
         } else {
             moved = try quote.requeued(at: now)
         }

@@ -37,10 +37,13 @@ public protocol StoreTransaction: AnyObject {
     func update(_ quote: Quote, step: StateChange) async throws(StoreError)
 
     /// Claims the first free, active, on-duty mechanic with at least `minimumSkill` in
-    /// `QuoteCore.DispatchOrder` for `quote`; `nil`, changing nothing, when there is none.
+    /// `QuoteCore.DispatchOrder` for `quote`, other than `excluding`; `nil`, changing nothing,
+    /// when there is none.
     /// The pick and the claim are one atomic step: no other transaction can claim the same
     /// mechanic in between.
-    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic?
+    func claimFirstFree(
+        minimumSkill: Skill, for quote: QuoteID, excluding: MechanicID?
+    ) async throws(StoreError) -> Mechanic?
 
     /// Claims `mechanic` for `quote` if they are free, active, on duty and have at least
     /// `minimumSkill`; `false`, changing nothing, otherwise.
@@ -89,6 +92,12 @@ public protocol StoreTransaction: AnyObject {
 }
 
 extension StoreTransaction {
+    /// Claims the first free, active, on-duty mechanic with at least `minimumSkill` for
+    /// `quote`; see ``claimFirstFree(minimumSkill:for:excluding:)``.
+    public func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic? {
+        try await claimFirstFree(minimumSkill: minimumSkill, for: quote, excluding: nil)
+    }
+
     /// Nothing: a store whose look-ups are cheap reads each key when asked.
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
 }

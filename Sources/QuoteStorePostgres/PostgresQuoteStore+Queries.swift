@@ -54,7 +54,7 @@ extension PostgresQuoteStore {
 
     public func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] {
         let rows = try await query(
-            "SELECT data FROM quotes WHERE wait_seq IS NOT NULL ORDER BY wait_seq LIMIT \(limit)")
+            "SELECT data FROM quotes WHERE wait_seq IS NOT NULL ORDER BY wait_seq, id LIMIT \(limit)")
         return try rows.map { row throws(StoreError) in
             try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
         }

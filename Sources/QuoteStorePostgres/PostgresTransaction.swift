@@ -211,7 +211,9 @@ final class PostgresTransaction: StoreTransaction {
         return rows.count == 1
     }
 
-    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) async throws(StoreError) -> Mechanic? {
+    func claimFirstFree(
+        minimumSkill: Skill, for quote: QuoteID, excluding: MechanicID?
+    ) async throws(StoreError) -> Mechanic? {
         try await willWrite()
         // The pick and the claim in one statement; SKIP LOCKED: a mechanic another daemon's
         // open transaction is claiming is passed over, not waited for.
@@ -220,6 +222,7 @@ final class PostgresTransaction: StoreTransaction {
             WITH pick AS (
                 SELECT id FROM mechanics
                 WHERE quote_id IS NULL AND active AND on_duty AND skill >= \(minimumSkill.rawValue)
+                    AND id IS DISTINCT FROM \(excluding?.rawValue)
                 ORDER BY skill, free_since, id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
@@ -286,7 +289,10 @@ final class PostgresTransaction: StoreTransaction {
             WHERE wait_seq IS NOT NULL AND wait_skill <= \(mechanic.skill.rawValue)
                 AND (wait_mechanic IS NULL OR wait_mechanic = \(mechanic.id.rawValue))
                 AND NOT (id = ANY(\(pending.changedIDs)))
-            ORDER BY wait_seq LIMIT 1
+                -- A mechanic off duty takes no one: the head of the line is not locked for nothing.
+                AND EXISTS (SELECT 1 FROM mechanics WHERE id = \(mechanic.id.rawValue) AND active AND on_duty)
+            -- Two daemons may put quotes first in line at once, with the same place: id decides.
+            ORDER BY wait_seq, id LIMIT 1
             FOR UPDATE SKIP LOCKED
             """)
         if let row = rows.first {

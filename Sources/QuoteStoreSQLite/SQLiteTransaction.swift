@@ -184,18 +184,23 @@ final class SQLiteTransaction: StoreTransaction {
     /// Picks through the `mechanics_free` index in `DispatchOrder` (`ORDER BY skill,
     /// free_since, id`), then claims by id: two statements under the transaction's write
     /// lock, so no other writer comes between them.
-    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID) throws(StoreError) -> Mechanic? {
+    func claimFirstFree(minimumSkill: Skill, for quote: QuoteID, excluding: MechanicID?) throws(StoreError)
+        -> Mechanic?
+    {
         try run {
             let pick = try prepared(
                 .pickFirst,
                 """
                 SELECT id, name, skill FROM mechanics
-                WHERE quote_id IS NULL AND active = 1 AND on_duty = 1 AND skill >= ?
+                WHERE quote_id IS NULL AND active = 1 AND on_duty = 1 AND skill >= ? AND id IS NOT ?
                 ORDER BY skill, free_since, id LIMIT 1
                 """)
             guard
                 let mechanic = try pick.fetchFirst(
-                    binding: { $0.bind(Int64(minimumSkill.rawValue)) },
+                    binding: {
+                        $0.bind(Int64(minimumSkill.rawValue))
+                        $0.bind(excluding?.rawValue)
+                    },
                     { row in
                         Mechanic(
                             id: MechanicID(row.int64(0)), name: row.string(1),

@@ -79,4 +79,17 @@ struct DutyContractTests {
         #expect(doubleBookings(in: try await contract.store.events(after: 0, limit: 1_000)).isEmpty)
         #expect(try await contract.store.integrityViolations().isEmpty)
     }
+
+    @Test(
+        "a reassignment goes to the next free able mechanic even when its own, just freed, comes first in the dispatch order",
+        arguments: StoreFactory.all)
+    func reassignmentSkipsItsOwnMechanic(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        let juniors = try await [contract.book(), contract.book(), contract.book()]
+        #expect(juniors.map(\.1?.name) == ["Steve Brimington", "Mike Fulton", "Ali Bellevue"])
+        let moved = try await contract.must(.reassign(juniors[0].0, mechanic: nil))
+        #expect(try moved.changedQuote.mechanic?.name == "Dick Duchess", "the least skilled free one but Steve")
+        #expect(moved.events.map(\.type) == ["quote.reassigned", "mechanic.busy", "mechanic.free"])
+        #expect(doubleBookings(in: try await contract.store.events(after: 0, limit: 1_000)).isEmpty)
+    }
 }

@@ -51,7 +51,9 @@ struct Watch: ParsableCommand {
         let isMechanic = event.type.hasPrefix("mechanic.")
         if let type, type == .mechanic ? !isMechanic : isMechanic { return false }
         if !states.isEmpty {
-            guard !isMechanic, let to = event.to, states.contains(to) else { return false }
+            // A reassignment's `to` names a mechanic: the state it left the quote in is its quote's.
+            let state = event.type == "quote.reassigned" ? event.quote?.state : event.to
+            guard !isMechanic, let state, states.contains(state) else { return false }
         }
         return true
     }

@@ -49,7 +49,13 @@ struct BookingAudit {
             guard let last = events.last else { break }
             for event in events {
                 audit.events += 1
-                if let quote = event.quote {
+                if let quote = event.quote, event.type == "quote.reassigned" {
+                    // Sent back to the line when no one was free: first in it.
+                    if quote.state == "waiting" {
+                        let needs = quote.services.map { skill[$0.name] ?? 1 }.max() ?? 1
+                        line.insert(Waiting(quote: quote.id, needs: needs, named: nil), at: 0)
+                    }
+                } else if let quote = event.quote {
                     switch (event.from, event.to) {
                     case (_, "waiting"?):
                         let needs = quote.services.map { skill[$0.name] ?? 1 }.max() ?? 1
@@ -80,10 +86,10 @@ struct BookingAudit {
                     audit.bookings += 1
                     if let holder = busy[mechanic] {
                         audit.violations.append(
-                            "event #\(event.seq): mechanic \(mechanic) booked for quote \(event.quoteId) while booked for quote \(holder)"
+                            "event #\(event.seq): mechanic \(mechanic) booked for quote \(event.quoteId ?? 0) while booked for quote \(holder)"
                         )
                     }
-                    busy[mechanic] = event.quoteId
+                    busy[mechanic] = event.quoteId ?? 0
                 case "mechanic.free":
                     if busy.removeValue(forKey: mechanic) == nil {
                         audit.violations.append("event #\(event.seq): mechanic \(mechanic) freed while not booked")
