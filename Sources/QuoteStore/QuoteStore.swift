@@ -49,6 +49,10 @@ public protocol QuoteStore: Sendable {
     /// The waiting quotes in line order (the next served first), at most `limit`.
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote]
 
+    /// Since when the quote that has waited longest has waited, wherever it is in line (a
+    /// reassigned quote goes first in line but has waited least); `nil` when none waits.
+    func longestWaitingSince() async throws(StoreError) -> Date?
+
     /// Every active mechanic with what holds them and whether they are on duty.
     func mechanics() async throws(StoreError) -> [MechanicState]
 

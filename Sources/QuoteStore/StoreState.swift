@@ -2,7 +2,7 @@ public import Foundation
 public import QuoteCore
 
 /// The store's state as `stats` and the metrics' gauges report it: quotes by state, active
-/// mechanics busy, free and off duty, since when the first in line has waited, and the log's last `seq`.
+/// mechanics busy, free and off duty, since when the longest in line has waited, and the log's last `seq`.
 /// Four reads on the store's read side, made on demand (a `stats` request, a scrape), never
 /// per batch.
 public struct StoreState: Sendable, Hashable {
@@ -14,7 +14,7 @@ public struct StoreState: Sendable, Hashable {
     public var free: Int
     /// Active mechanics off duty, busy or not.
     public var offDuty: Int = 0
-    /// Since when the first quote in line has waited; `nil` when none waits.
+    /// Since when the quote that has waited longest has waited; `nil` when none waits.
     public var oldestWaiting: Date?
     /// The log's last `seq`.
     public var lastSeq: Int64
@@ -26,7 +26,7 @@ public struct StoreState: Sendable, Hashable {
         return StoreState(
             counts: try await store.counts(), busy: busy, free: mechanics.count { $0.isFree && $0.onDuty },
             offDuty: mechanics.count { !$0.onDuty },
-            oldestWaiting: try await store.waitingQuotes(limit: 1).first?.waitingSince,
+            oldestWaiting: try await store.longestWaitingSince(),
             lastSeq: try await store.lastSequence())
     }
 }

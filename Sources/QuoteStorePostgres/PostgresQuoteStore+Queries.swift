@@ -60,6 +60,14 @@ extension PostgresQuoteStore {
         }
     }
 
+    public func longestWaitingSince() async throws(StoreError) -> Date? {
+        // A waiting quote's `updated_at` is when it started waiting: nothing else changes it.
+        let rows = try await query("SELECT min(updated_at) FROM quotes WHERE wait_seq IS NOT NULL")
+        guard let row = rows.first else { return nil }
+        let least: Int64? = try Self.decode(row, as: Int64?.self)
+        return least.map(StoredTime.date)
+    }
+
     public func mechanics() async throws(StoreError) -> [MechanicState] {
         let rows = try await query(
             "SELECT id, name, skill, quote_id, free_since, on_duty FROM mechanics WHERE active ORDER BY id")

@@ -278,6 +278,14 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
+    public func longestWaitingSince() async throws(StoreError) -> Date? {
+        // A waiting quote's `updated_at` is when it started waiting: nothing else changes it.
+        try await read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(updated_at) FROM quotes WHERE wait_seq IS NOT NULL")
+                .map(StoredTime.date)
+        }
+    }
+
     public func mechanics() async throws(StoreError) -> [MechanicState] {
         try await read { db in
             try Row.fetchAll(

@@ -117,7 +117,7 @@ public struct WireReply: Codable, Sendable, Hashable {
     /// a daemon whose store is down answers every write with `storage_error`.
     public var store: String?
     public var storeError: String?
-    /// For `stats`: how long the quote first in line has waited, in milliseconds; absent when
+    /// For `stats`: the longest any quote in line has waited, in milliseconds; absent when
     /// none waits.
     public var oldestWaitMilliseconds: Int64?
     /// For `stats`: active mechanics by availability, `{"busy":2,"free":5}`.

@@ -33,6 +33,7 @@ struct FailingCommits: QuoteStore {
         try await store.quotes(status: status, customer: customer, afterID: afterID, limit: limit)
     }
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
+    func longestWaitingSince() async throws(StoreError) -> Date? { try await store.longestWaitingSince() }
     func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }
     func counts() async throws(StoreError) -> [QuoteStatus: Int] { try await store.counts() }
     func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {

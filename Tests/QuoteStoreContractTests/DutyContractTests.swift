@@ -55,6 +55,7 @@ struct DutyContractTests {
         #expect(try await contract.apply([.reassign(third.changedQuote.id, mechanic: nil)])[0].failure != nil)
 
         // No one free: the quote goes to the front of the line.
+        contract.clock.advance(seconds: 5)
         try await contract.must(.setDuty(mechanic: "Junior 3", onDuty: false))
         let requeued = try await contract.must(.reassign(second.id, mechanic: nil))
         #expect(requeued.events.map(\.type) == ["quote.reassigned", "mechanic.free"])
@@ -62,6 +63,9 @@ struct DutyContractTests {
         #expect(
             try await contract.store.waitingQuotes(limit: 10).map(\.id)
                 == [second.id, try third.changedQuote.id, try fourth.changedQuote.id])
+        #expect(
+            try await contract.store.longestWaitingSince() == (try third.changedQuote.waitingSince),
+            "the first in line has waited least: the longest wait is the next one's")
 
         // Back on duty: Junior 1 serves the line at once, the front first.
         let back = try await contract.must(.setDuty(mechanic: "Junior 1", onDuty: true))

@@ -19,7 +19,7 @@ import Synchronization
 /// - `quoted_store_failovers_total` (counter): times the store moved to another database server
 ///   (PostgreSQL with a promoted standby); `quoted_store_down_seconds_total` (counter): seconds
 ///   with no server accepting writes, over every loss ended or under way (both at each scrape);
-/// - `quoted_quotes{state}`, `quoted_mechanics{status="busy"|"free"}`,
+/// - `quoted_quotes{state}`, `quoted_mechanics{status="busy"|"free"|"off_duty"}`,
 ///   `quoted_waiting_quotes`, `quoted_oldest_wait_seconds` (gauges, read from the store by
 ///   ``refreshStoreGauges(from:)``, at each scrape).
 ///
