@@ -29,7 +29,7 @@ extension Rulebook {
                 }
             }
             for (violation, quote, mechanicID) in claims
-            where try await transaction.claim(mechanicID, minimumSkill: .junior, for: quote.id) {
+            where try await Self.reclaim(mechanicID, for: quote.id, in: transaction) {
                 _ = try await transaction.append(
                     [
                         .mechanicBusy(quote.mechanic ?? Self.mechanic(mechanicID, in: catalog), quote: quote.id)
@@ -38,6 +38,18 @@ extension Rulebook {
             }
             return repaired
         }.value
+    }
+
+    /// Claims `mechanic` back for the booked `quote`, whether or not they are on duty (off
+    /// duty, they keep the work in hand): put on duty for the claim, and back off after it,
+    /// within the transaction, so their duty does not change.
+    private static func reclaim(
+        _ mechanic: MechanicID, for quote: QuoteID, in transaction: any StoreTransaction
+    ) async throws(StoreError) -> Bool {
+        let wasOff = try await transaction.setDuty(mechanic, onDuty: true)
+        let claimed = try await transaction.claim(mechanic, minimumSkill: .junior, for: quote)
+        if wasOff { _ = try await transaction.setDuty(mechanic, onDuty: false) }
+        return claimed
     }
 
     private static func mechanic(_ id: MechanicID, in catalog: Catalog) -> Mechanic {

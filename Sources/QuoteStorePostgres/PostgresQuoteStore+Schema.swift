@@ -192,15 +192,23 @@ extension PostgresQuoteStore {
                 throw Self.storeError(error)
             }
             guard let last = page.last else { return }
+            var ids: [Int64] = []
+            var emails: [String] = []
+            var names: [String] = []
             for (id, data) in page {
                 let quote = try PostgresTransaction.quote(data)
-                try await Self.run(
-                    connection,
-                    """
-                    UPDATE quotes SET customer_email = \(StoredCustomer.email(of: quote)),
-                        customer_name = \(StoredCustomer.name(of: quote)) WHERE id = \(id)
-                    """)
+                ids.append(id)
+                emails.append(StoredCustomer.email(of: quote))
+                names.append(StoredCustomer.name(of: quote))
             }
+            // One statement per page.
+            try await Self.run(
+                connection,
+                """
+                UPDATE quotes SET customer_email = v.email, customer_name = v.name
+                FROM unnest(\(ids)::bigint[], \(emails)::text[], \(names)::text[]) AS v(id, email, name)
+                WHERE quotes.id = v.id
+                """)
             after = last.0
         }
     }

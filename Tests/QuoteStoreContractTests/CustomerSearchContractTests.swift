@@ -54,3 +54,36 @@ struct CustomerSearchContractTests {
             ).isEmpty)
     }
 }
+
+@Suite("The PostgreSQL store's migrations")
+struct PostgresMigrationTests {
+    @Test("quotes stored before the customer columns are found by customer after the migration fills them in")
+    func customerColumnsAreFilled() async throws {
+        let database = try PostgresDatabase()
+        let clock = TestClock()
+        let store = try await database.open(catalog: .standard, clock: clock)
+        let rules = Rulebook()
+        let names = ["Jane Doe", "John Roe", "Jane Poe"]
+        var ids: [QuoteID] = []
+        for (index, name) in names.enumerated() {
+            let submission = Contract.submission(name: name, email: "c\(index)@example.com")
+            let outcome = try await rules.apply(
+                [.submit(submission, idempotencyKey: nil, book: false)], catalog: .standard, to: store, at: clock.now)
+            ids.append(try outcome[0].get().changedQuote.id)
+        }
+        // The database as it was before migration v4: no customer columns, v4 not applied.
+        let name = try #require(database.url.split(separator: "/").last.map(String.init))
+        _ = try PostgresCluster.start().sql(
+            """
+            ALTER TABLE quotes DROP COLUMN customer_email, DROP COLUMN customer_name;
+            DELETE FROM quoted_migrations WHERE id LIKE 'v4:%';
+            """, database: name)
+
+        let migrated = try await database.open(catalog: .standard, clock: clock)
+        let janes = try await migrated.quotes(status: nil, customer: CustomerSearch("jane"), afterID: nil, limit: 10)
+        #expect(janes.map(\.id) == [ids[0], ids[2]])
+        let john = try await migrated.quotes(
+            status: nil, customer: CustomerSearch("C1@EXAMPLE.COM"), afterID: nil, limit: 10)
+        #expect(john.map(\.id) == [ids[1]])
+    }
+}

@@ -310,6 +310,9 @@ struct SQLiteQuoteStoreTests {
         let completed = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]
             .get()
         _ = try await store.apply([.complete(completed.changedQuote.id)])
+        // Off duty, the first quote's mechanic keeps its work: the repair gives it back to them.
+        let offDuty = try #require(try booked.changedQuote.mechanic)
+        _ = try await store.apply([.setDuty(mechanic: offDuty.name, onDuty: false)])
         #expect(try await store.integrityViolations().isEmpty)
         try tamper(directory.database) { db in
             // Free the first quote's mechanic behind the store's back, and make the completed
@@ -326,6 +329,8 @@ struct SQLiteQuoteStoreTests {
         let violations = try await reopened.integrityViolations()
         #expect(try await Rulebook().repair(violations, catalog: .standard, in: reopened).count == 2)
         #expect(try await reopened.integrityViolations().isEmpty)
+        let held = try await reopened.mechanics().first { $0.mechanic.id == offDuty.id }
+        #expect(try held?.quote == booked.changedQuote.id && held?.onDuty == false)
     }
 }
 
