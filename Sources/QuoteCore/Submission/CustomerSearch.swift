@@ -22,12 +22,4 @@ public enum CustomerSearch: Sendable, Hashable {
     public static func key(_ text: String) -> String {
         text.lowercased()
     }
-
-    /// The text searched for, in ``key(_:)`` form.
-    public var text: String {
-        switch self {
-        case .email(let text), .namePrefix(let text): text
-        }
-    }
-
 }
