@@ -86,8 +86,11 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             let requests = batch.writes.map(\.request)
             let started = ContinuousClock.now
             do {
-                writeResults = try await rulebook.apply(requests: requests, catalog: batch.catalog, to: store)
+                let applied = try await rulebook.applyBatch(requests: requests, catalog: batch.catalog, to: store)
+                writeResults = applied.results
                 commit = .now - started
+                // In force before the replies go: a client told of the change finds it.
+                if let newer = applied.catalog { adopt(newer) }
             } catch {
                 metrics.storeFailed()
                 logger.error(
@@ -154,6 +157,15 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 await wakeup.wait()
             }
         }
+    }
+
+    /// Puts `catalog` in force if it is newer than the one in force: for the batches begun
+    /// from now on, and for the requests still to come in the batch being received.
+    func adopt(_ catalog: Catalog) {
+        guard self.catalog.advance(to: catalog) else { return }
+        state.withLock { $0.next.adopt(catalog) }
+        logger.notice(
+            "catalog in force", metadata: ["version": "\(catalog.version)", "mechanics": "\(catalog.mechanics.count)"])
     }
 
     /// Lets `receive` add to the batch being received (on the I/O thread: it decodes into

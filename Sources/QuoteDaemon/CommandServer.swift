@@ -65,7 +65,14 @@ public final class CommandServer: ServiceLifecycle.Service {
         // With several daemons on one store, the others' events come from the log.
         let tail =
             store.isShared
-            ? try LogTail(store: store, after: lastSeq, logger: logger) { [catalog, configuration] events in
+            ? try LogTail(
+                store: store, after: lastSeq, logger: logger,
+                observe: { [weak self] events in
+                    // Another daemon changed the catalog: its version is in force here too.
+                    guard events.contains(where: \.changesCatalog) else { return }
+                    await self?.followCatalog()
+                }
+            ) { [catalog, configuration] events in
                 ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes).encodeLogged(
                     events, currency: catalog.current.currency)
             } : nil
@@ -91,9 +98,6 @@ public final class CommandServer: ServiceLifecycle.Service {
                     group.addTask(executorPreference: storeExecutor) { await worker.run() }
                     if let tail {
                         group.addTask { await tail.run() }
-                        group.addTask { [store, catalog, logger] in
-                            await CatalogWatch(store: store, catalog: catalog, logger: logger).run()
-                        }
                     }
                     defer { group.cancelAll() }
                     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -119,6 +123,16 @@ public final class CommandServer: ServiceLifecycle.Service {
         }
     }
 
+    /// Puts the store's catalog in force here if it is newer than this daemon's.
+    private func followCatalog() async {
+        do {
+            let stored = try await store.catalog()
+            if let worker = worker.withLock({ $0 }) { worker.adopt(stored) } else { catalog.advance(to: stored) }
+        } catch {
+            logger.warning("cannot read the catalog another daemon changed", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Gives every free mechanic the oldest waiting quote they can serve, in the next batch:
     /// after the roster changed (a mechanic added or back). Does nothing while not running.
     public func serveWaitList() {
@@ -137,7 +151,8 @@ public final class CommandServer: ServiceLifecycle.Service {
     static let bytesPerTurn = 4 << 20
 
     private func loop(worker: BatchCommitter<RequestTicket>, tail: LogTail?, lastSeq: Int64) throws {
-        let decoder = RequestDecoder(maxMessageBytes: configuration.maxMessageBytes, callers: access)
+        let decoder = RequestDecoder(
+            maxMessageBytes: configuration.maxMessageBytes, callers: access, sharedStore: store.isShared)
         let encoder = ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes)
         metrics.starting(lastSeq: lastSeq)
         let context = try Context()

@@ -33,6 +33,7 @@ final class LogTail: Sendable {
 
     private let store: any QuoteStore
     private let encode: @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
+    private let observe: @Sendable ([StoredEvent]) async -> Void
     private let pollInterval: Duration
     private let logger: Logger
     private let state: Mutex<State>
@@ -44,14 +45,17 @@ final class LogTail: Sendable {
     var readyDescriptor: Int32 { ready.readDescriptor }
     private let ready: WakePipe
 
-    /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`.
+    /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`, after
+    /// `observe` has seen it.
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
-        logger: Logger, encode: @escaping @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
+        logger: Logger, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
+        encode: @escaping @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
     ) throws {
         ready = try WakePipe()
         self.store = store
         self.encode = encode
+        self.observe = observe
         self.pollInterval = pollInterval
         self.logger = logger
         state = Mutex(State(cursor: lastSeq))
@@ -101,6 +105,7 @@ final class LogTail: Sendable {
             while cursor - published.load(ordering: .relaxed) < Self.readAhead {
                 let events = try await store.events(after: cursor, limit: Self.pageSize)
                 guard let last = events.last else { break }
+                await observe(events)
                 let delivery = Delivery(after: cursor, events: encode(events))
                 cursor = last.seq
                 state.withLock { state in

@@ -25,6 +25,18 @@ public enum CheckedCommand: Sendable, Hashable {
     case setDuty(Mechanic, onDuty: Bool)
     /// Move a booked quote to `mechanic`, or by the dispatch order when `nil`.
     case reassign(QuoteID, mechanic: Mechanic?)
+    /// Add a mechanic called `name` to the roster; refused if one on it has that name.
+    case addMechanic(name: String, skill: Skill)
+    /// Change the skill of the mechanic named; their name is looked up in the transaction.
+    case updateMechanic(mechanic: String, skill: Skill)
+    /// Retire the mechanic named; their name is looked up in the transaction.
+    case retireMechanic(mechanic: String)
+    /// Put `catalog` in force in place of the stored one.
+    case applyCatalog(Catalog)
+    /// A command the batch's catalog refused (`refusal`) for a name it does not know: checked
+    /// again in the transaction if the store's catalog is newer (another daemon changed it
+    /// since the batch began), refused with `refusal` otherwise.
+    case recheck(QuoteCommand, refusal: QuoteError)
 }
 
 /// A submission turned into a valid request and the stage it is priced to.
@@ -42,6 +54,8 @@ public struct CheckedSubmission: Sendable, Hashable {
     /// The fingerprint of the submission as sent, kept with the quote for retries under an
     /// idempotency key; `nil` when none was computed (no key).
     public let digest: SubmissionDigest?
+    /// The version of the catalog it was checked against.
+    public let catalogVersion: Int64
 
     /// Validates `submission` against `catalog` at `now` and prices it in the catalog's
     /// currency; throws with every problem at once.
@@ -49,10 +63,19 @@ public struct CheckedSubmission: Sendable, Hashable {
         _ submission: Submission, in catalog: Catalog, at now: Date, digest: SubmissionDigest? = nil
     ) throws(QuoteError) {
         self.digest = digest
+        catalogVersion = catalog.version
         let request = try QuoteBuilder(submission).build(in: catalog, at: now)
         template = Quote(
             id: QuoteID(0), request: request, stage: try .priced(request, currency: catalog.currency), submittedAt: now,
             updatedAt: now)
+    }
+}
+
+extension CheckedSubmission {
+    /// The same submission checked and priced against `catalog` at `now`, another version
+    /// than it was checked against.
+    public func rechecked(in catalog: Catalog, at now: Date) throws(QuoteError) -> CheckedSubmission {
+        try CheckedSubmission(Submission(request), in: catalog, at: now, digest: digest)
     }
 }
 

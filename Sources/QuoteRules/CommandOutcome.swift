@@ -16,6 +16,10 @@ public struct CommandOutcome: Sendable, Hashable {
     public var waitPosition: Int?
     /// The mechanic a change of duty concerned, and whether they are now on duty.
     public var duty: Duty?
+    /// The mechanic a change of the roster concerned, as they are after it.
+    public var mechanic: Mechanic?
+    /// The catalog a change of the catalog put in force, with its version.
+    public var catalog: Catalog?
 
     /// A mechanic and whether they are on duty.
     public struct Duty: Sendable, Hashable {
@@ -32,9 +36,11 @@ public struct CommandOutcome: Sendable, Hashable {
     /// Creates an outcome.
     public init(
         quote: Quote?, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil,
-        waitPosition: Int? = nil, duty: Duty? = nil
+        waitPosition: Int? = nil, duty: Duty? = nil, mechanic: Mechanic? = nil, catalog: Catalog? = nil
     ) {
         self.duty = duty
+        self.mechanic = mechanic
+        self.catalog = catalog
         self.quote = quote
         self.events = events
         self.replayed = replayed

@@ -11,6 +11,8 @@ public enum QueryAnswer: Sendable {
     case mechanics([MechanicState])
     /// The catalog's services (`services`).
     case services([Service])
+    /// The catalog in force, with its version (`catalog`).
+    case catalog(Catalog)
     /// Counts over the whole store (`stats`).
     case stats(StoreState)
     /// The wait-list in line order; `truncated` when fewer rows were read than asked for.

@@ -12,12 +12,14 @@ public enum ReadQuery: Sendable, Hashable {
     case ping
     /// The wait-list in line order.
     case waiting(limit: Int)
+    /// The catalog in force, the store's, with its version.
+    case catalog
 
     /// Whether answering reads many rows: a page bounded by the reply budget, or `stats`,
     /// which counts the whole store. A batch holds a bounded number of these.
     public var readsManyRows: Bool {
         switch self {
-        case .list, .mechanics, .services, .events, .waiting, .stats: true
+        case .list, .mechanics, .services, .events, .waiting, .stats, .catalog: true
         case .get, .ping: false
         }
     }

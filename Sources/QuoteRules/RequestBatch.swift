@@ -12,8 +12,9 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     @inlinable public var writes: [(index: Int, request: CheckedRequest)] { _writes }
     /// The reads, each with its position in ``tickets``.
     @inlinable public var reads: [(index: Int, request: ReadRequest)] { _reads }
-    /// The catalog the batch is checked, applied and priced against.
-    public let catalog: Catalog
+    /// The catalog the batch is checked, applied and priced against: the one in force when
+    /// it began, or a newer one put in force while it was received (``adopt(_:)``).
+    public private(set) var catalog: Catalog
     /// When the batch began: the moment submissions are validated at (coupon expiry).
     public let started: Date
     /// Reads that load a page or scan the store (``ReadRequest/readsManyRows``): each may
@@ -31,6 +32,13 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     public init(catalog: Catalog, started: Date = Date()) {
         self.catalog = catalog
         self.started = started
+    }
+
+    /// Checks the requests still to come against `catalog`, if it is newer than the batch's:
+    /// those received already stay as they were checked (the transaction checks again a name
+    /// the old catalog did not know).
+    public mutating func adopt(_ catalog: Catalog) {
+        if catalog.version > self.catalog.version { self.catalog = catalog }
     }
 
     /// Requests in the batch.

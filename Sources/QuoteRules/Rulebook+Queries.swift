@@ -30,6 +30,8 @@ extension Rulebook {
                 })
         case .query(.services):
             return .services(catalog.services)
+        case .query(.catalog):
+            return .catalog(try await store.catalog())
         case .query(.stats):
             return .stats(try await StoreState.read(from: store))
         case .query(.waiting(let limit)):

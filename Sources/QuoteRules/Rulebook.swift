@@ -17,8 +17,15 @@ public import QuoteStore
 /// without a savepoint; the one step that may be refused after a write, booking a submission
 /// just recorded, runs inside one.
 public struct Rulebook: Sendable {
-    /// Creates the rulebook.
-    public init() {}
+    /// Whether a name the batch's catalog does not know is looked up again in the transaction
+    /// (``CheckedCommand/recheck(_:refusal:)``) rather than refused at once: on a store other
+    /// daemons change too, whose catalog may be newer than this daemon's.
+    private let rechecksUnknownNames: Bool
+
+    /// Creates the rulebook; with `sharedStore`, for a store other daemons write too.
+    public init(sharedStore: Bool = false) {
+        rechecksUnknownNames = sharedStore
+    }
 
     // MARK: Before the transaction
 
@@ -38,32 +45,59 @@ public struct Rulebook: Sendable {
                             digest: key == nil ? nil : SubmissionDigest(submission, book: book, wait: wait)),
                         idempotencyKey: key.map(actor.storedIdempotencyKey), book: book, wait: wait))
             } catch {
-                return .failure(error)
+                // The store's catalog may be newer (a retry with a key is answered by `replay`).
+                guard rechecksUnknownNames, error.code == .notInCatalog, key == nil else { return .failure(error) }
+                return .success(.recheck(command, refusal: error))
             }
         case .resolve(let id, let resolution):
             return .success(.resolve(id, resolution))
         case .book(let id, let name, let wait):
             guard let name else { return .success(.book(id, mechanic: nil, wait: wait)) }
-            guard let mechanic = catalog.mechanic(named: name) else {
-                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
-            }
+            guard let mechanic = catalog.mechanic(named: name) else { return unknown(name, command) }
             return .success(.book(id, mechanic: mechanic, wait: wait))
         case .complete(let id):
             return .success(.complete(id))
         case .cancel(let id, let reason):
             return .success(.cancel(id, reason: reason))
         case .setDuty(let name, let onDuty):
-            guard let mechanic = catalog.mechanic(named: name) else {
-                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
-            }
+            guard let mechanic = catalog.mechanic(named: name) else { return unknown(name, command) }
             return .success(.setDuty(mechanic, onDuty: onDuty))
         case .reassign(let id, let name):
             guard let name else { return .success(.reassign(id, mechanic: nil)) }
-            guard let mechanic = catalog.mechanic(named: name) else {
-                return .failure(QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\""))
-            }
+            guard let mechanic = catalog.mechanic(named: name) else { return unknown(name, command) }
             return .success(.reassign(id, mechanic: mechanic))
+        case .addMechanic(let name, let skill):
+            if let problem = Self.nameProblem(name) {
+                return .failure(QuoteError(.invalidCatalog, "the mechanic's name \(problem)"))
+            }
+            return .success(.addMechanic(name: name.trimmingCharacters(in: .whitespaces), skill: skill))
+        case .updateMechanic(let name, let skill):
+            return .success(.updateMechanic(mechanic: name, skill: skill))
+        case .retireMechanic(let name):
+            return .success(.retireMechanic(mechanic: name))
+        case .applyCatalog(let catalog):
+            return .success(.applyCatalog(catalog))
         }
+    }
+
+    /// The answer to a name the batch's catalog does not know: refused, or on a shared store
+    /// looked up again in the transaction, where the store's catalog may be newer.
+    private func unknown(_ name: String, _ command: QuoteCommand) -> Result<CheckedCommand, QuoteError> {
+        let refusal = QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\"")
+        return rechecksUnknownNames ? .success(.recheck(command, refusal: refusal)) : .failure(refusal)
+    }
+
+    /// What is wrong with `name` as a new mechanic's, as a catalog would say it; `nil` when
+    /// nothing is.
+    static func nameProblem(_ name: String) -> String? {
+        if let scalar = TextHygiene.firstForbidden(in: name) {
+            return "contains the control character \(TextHygiene.name(scalar))"
+        }
+        if name.isBlank { return "is empty" }
+        if name.unicodeScalars.count > QuoteLimits.maximumTextLength {
+            return "is longer than \(QuoteLimits.maximumTextLength) characters"
+        }
+        return nil
     }
 
     /// The answer to a submission refused by ``check(_:in:at:by:)`` that carries an idempotency
@@ -140,19 +174,32 @@ public struct Rulebook: Sendable {
     public func apply(
         requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        guard !requests.isEmpty else { return [] }
+        try await applyBatch(requests: requests, catalog: catalog, to: store).results
+    }
+
+    /// Applies `requests` in one transaction of `store`, like ``apply(requests:catalog:to:)``,
+    /// and says which catalog is in force after it when the batch changed it (or found the
+    /// store's newer than `catalog`): the one to check the next batches against.
+    public func applyBatch(
+        requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
+    ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
+        guard !requests.isEmpty else { return ([], nil) }
+        // Other daemons may have changed a shared store's catalog since the batch began.
+        let shared = store.isShared
         let committed = try await store.write { transaction throws(StoreError) in
-            try await self.apply(requests: requests, catalog: catalog, in: transaction)
+            try await self.applyBatch(requests: requests, catalog: catalog, in: transaction, refreshing: shared)
         }
+        let (results, inForce) = committed.value
         let offset = committed.sequenceOffset
-        guard offset != 0 else { return committed.value }
-        return committed.value.map { result in
+        guard offset != 0 else { return (results, inForce) }
+        let numbered = results.map { result in
             result.map { outcome in
                 var outcome = outcome
                 for index in outcome.events.indices { outcome.events[index].seq += offset }
                 return outcome
             }
         }
+        return (numbered, inForce)
     }
 
     /// Applies `commands`, all asked `by` one actor, in `transaction`, in order.
@@ -167,6 +214,18 @@ public struct Rulebook: Sendable {
     public func apply(
         requests: [CheckedRequest], catalog: Catalog, in transaction: any StoreTransaction
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
+        try await applyBatch(requests: requests, catalog: catalog, in: transaction).results
+    }
+
+    /// Applies `requests` in `transaction`, in order, recording the catalog if they changed
+    /// it; returns the catalog in force after them when it is not `catalog`.
+    /// With `refreshing`, the store's catalog is read first, in case it is newer.
+    func applyBatch(
+        requests: [CheckedRequest], catalog snapshot: Catalog, in transaction: any StoreTransaction,
+        refreshing: Bool = false
+    ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
+        let catalog = BatchCatalog(snapshot)
+        if refreshing { _ = try await catalog.refresh(in: transaction, forChange: false) }
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(requests.count)
         let keys = requests.compactMap { request -> String? in
@@ -179,16 +238,22 @@ public struct Rulebook: Sendable {
             results.append(
                 try await Self.refusable { try await self.execute(request.command, catalog: catalog, with: steps) })
         }
-        return results
+        if catalog.changed { try await transaction.recordCatalog(catalog.catalog) }
+        return (results, catalog.catalog == snapshot ? nil : catalog.catalog)
     }
 
     private func execute(
-        _ command: CheckedCommand, catalog: Catalog, with steps: Steps
+        _ command: CheckedCommand, catalog batch: BatchCatalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
+        let catalog = batch.catalog
         switch command {
         case .submit(let submission, let key, let book, let wait):
-            return try await submit(submission, key: key, book: book, wait: wait, with: steps)
+            // Checked against a catalog that has changed since: checked again, against this one.
+            let checked =
+                submission.catalogVersion == catalog.version
+                ? submission : try submission.rechecked(in: catalog, at: transaction.now)
+            return try await submit(checked, key: key, book: book, wait: wait, with: steps)
         case .resolve(let id, let resolution):
             let stored = try await steps.load(id)
             let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
@@ -218,6 +283,20 @@ public struct Rulebook: Sendable {
                 try await transaction.rollbackToSavepoint()
                 throw refusal
             }
+        case .addMechanic(let name, let skill):
+            return try await addMechanic(name, skill: skill, catalog: batch, with: steps)
+        case .updateMechanic(let name, let skill):
+            return try await updateMechanic(name, skill: skill, catalog: batch, with: steps)
+        case .retireMechanic(let name):
+            return try await retireMechanic(name, catalog: batch, with: steps)
+        case .applyCatalog(let next):
+            return try await applyCatalog(next, catalog: batch, with: steps)
+        case .recheck(let command, let refusal):
+            guard try await batch.refresh(in: transaction, forChange: false),
+                case .success(let checked) = check(command, in: batch.catalog, at: transaction.now, by: steps.actor)
+            else { throw refusal }
+            if case .recheck = checked { throw refusal }
+            return try await execute(checked, catalog: batch, with: steps)
         }
     }
 
@@ -331,7 +410,7 @@ public struct Rulebook: Sendable {
     /// Books the oldest waiting quote that the free `mechanic` can serve (for a quote that
     /// named a mechanic: only that one) with them; no events when no one waits for them, or
     /// they cannot be claimed (no longer active).
-    private func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
+    func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
         let transaction = steps.transaction
         guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
             try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
@@ -411,7 +490,7 @@ public struct Rulebook: Sendable {
 
     /// Gives every free mechanic, in `DispatchOrder`, the oldest waiting quote they can serve.
     /// The outcome shows the last quote booked; it is refused when none could be.
-    private func serveWaitList(with steps: Steps) async throws -> CommandOutcome {
+    func serveWaitList(with steps: Steps) async throws -> CommandOutcome {
         var events: [StoredEvent] = []
         var last: Quote?
         for mechanic in try await steps.transaction.freeMechanics() {

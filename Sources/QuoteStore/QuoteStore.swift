@@ -28,10 +28,15 @@ public protocol QuoteStore: Sendable {
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> Committed<T>
 
-    /// Brings what the store keeps of the catalog in line with `catalog` (on start and
-    /// reload): listed mechanics are added or updated and keep their claims; those no longer
-    /// listed are deactivated, so that they are never picked again.
+    /// Puts `catalog` in force as the stored catalog's next version, outside the rules and
+    /// with no event (tools and tests; a running daemon applies a catalog through the rules):
+    /// listed mechanics are added or updated and keep their claims; those no longer listed
+    /// are retired, so that they are never picked again.
     func syncCatalog(_ catalog: Catalog) async throws(StoreError)
+
+    /// The catalog in force: the store's, with its version. A store is seeded with one when
+    /// opened.
+    func catalog() async throws(StoreError) -> Catalog
 
     /// A quote and its state history, oldest first; `nil` if there is no such quote.
     func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord?
@@ -85,11 +90,6 @@ public protocol QuoteStore: Sendable {
     /// hint only, which may come late, twice or not at all (a reader polls as well). Returns at
     /// once for a store no other process writes.
     func watchAppends(_ hint: @escaping @Sendable () -> Void) async
-
-    /// The `Catalog.fingerprint` of the catalog last synced into a shared store, by
-    /// whichever process: a daemon whose own differs prices and dispatches unlike the others.
-    /// `nil` for a store no other process writes.
-    func catalogFingerprint() async throws(StoreError) -> String?
 }
 
 extension QuoteStore {
@@ -104,9 +104,6 @@ extension QuoteStore {
 
     /// Nothing to watch: no other process writes.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}
-
-    /// No other process to agree with.
-    public func catalogFingerprint() async throws(StoreError) -> String? { nil }
 
     /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
     public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {

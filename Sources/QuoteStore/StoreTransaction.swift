@@ -73,6 +73,36 @@ public protocol StoreTransaction: AnyObject {
     /// of the line: the next served by anyone able.
     func putFirstInLine(_ quote: QuoteID) async throws(StoreError)
 
+    /// The number of the stored catalog as this transaction sees it. With `forChange`, every
+    /// other transaction's change to the catalog waits from here until this one ends, so that
+    /// each change applies to the one before it.
+    func catalogVersion(forChange: Bool) async throws(StoreError) -> Int64
+
+    /// The stored catalog as this transaction sees it, with its version.
+    func catalog() async throws(StoreError) -> Catalog
+
+    /// An id no mechanic, present or retired, ever had.
+    func nextMechanicID() async throws(StoreError) -> MechanicID
+
+    /// Adds `mechanic` to the roster: active, on duty, free.
+    func addMechanic(_ mechanic: Mechanic) async throws(StoreError)
+
+    /// Sets the skill of `mechanic`, who is active.
+    func updateMechanic(_ mechanic: MechanicID, skill: Skill) async throws(StoreError)
+
+    /// Takes `mechanic` off the roster: never claimed again; a claim they hold stays.
+    func retireMechanic(_ mechanic: MechanicID) async throws(StoreError)
+
+    /// Replaces the stored services, coupons and roster with `catalog`'s: mechanics it does
+    /// not list are retired, those it lists keep their claim and duty.
+    func replaceCatalog(_ catalog: Catalog) async throws(StoreError)
+
+    /// Records `catalog`'s version as the stored catalog's, after the changes that made it.
+    func recordCatalog(_ catalog: Catalog) async throws(StoreError)
+
+    /// Whether any quote is neither completed nor cancelled.
+    func hasOpenQuotes() async throws(StoreError) -> Bool
+
     /// Appends `changes`, caused `by` whom (see ``StoredEvent/by``), to the event log, in
     /// order, numbering them after every event before them, with no gap; returns them as logged.
     /// A store may hand out numbers relative to the transaction and fix them at its commit:

@@ -17,6 +17,20 @@ public struct StoredEvent: Sendable, Hashable {
         /// A booked quote moved `from` one mechanic to the one it now holds, or, when no one
         /// was free, into the wait-list (`quote` is then waiting).
         case quoteReassigned(from: Mechanic, quote: Quote)
+        /// The roster changed: a mechanic was added, changed skill, or retired.
+        case roster(Mechanic, change: RosterChange)
+        /// A whole catalog was put in force as one change, numbered `version`.
+        case catalogApplied(version: Int64)
+    }
+
+    /// How the roster changed for one mechanic.
+    public enum RosterChange: Sendable, Hashable {
+        /// They joined, on duty and free.
+        case added
+        /// Their skill changed, from `from`.
+        case updated(from: Skill)
+        /// They left the roster for good (their history stays).
+        case retired
     }
 
     /// The position in the log: 1, 2, 3..., never reused, with no gaps.
@@ -39,7 +53,8 @@ public struct StoredEvent: Sendable, Hashable {
     }
 
     /// The topic it is published under: `quote.<state>`, `quote.reassigned`, `mechanic.busy`,
-    /// `mechanic.free`, `mechanic.off_duty` or `mechanic.on_duty`.
+    /// `mechanic.free`, `mechanic.off_duty`, `mechanic.on_duty`, `mechanic.added`,
+    /// `mechanic.updated`, `mechanic.retired` or `catalog.applied`.
     ///
     /// Literals, not `"quote.\(state)"`: it is asked twice for every event published.
     public var type: String {
@@ -58,15 +73,27 @@ public struct StoredEvent: Sendable, Hashable {
         case .mechanicFree: "mechanic.free"
         case .mechanicDuty(_, let onDuty): onDuty ? "mechanic.on_duty" : "mechanic.off_duty"
         case .quoteReassigned: "quote.reassigned"
+        case .roster(_, .added): "mechanic.added"
+        case .roster(_, .updated): "mechanic.updated"
+        case .roster(_, .retired): "mechanic.retired"
+        case .catalogApplied: "catalog.applied"
         }
     }
 
-    /// The quote the event concerns; `nil` for a mechanic's change of duty.
+    /// The quote the event concerns; `nil` for a change of duty, of the roster or of the catalog.
     public var quoteID: QuoteID? {
         switch kind {
         case .quote(_, let quote), .quoteReassigned(_, let quote): quote.id
         case .mechanicBusy(_, let id), .mechanicFree(_, let id): id
-        case .mechanicDuty: nil
+        case .mechanicDuty, .roster, .catalogApplied: nil
+        }
+    }
+
+    /// Whether the event changed the catalog: the roster or the whole of it.
+    public var changesCatalog: Bool {
+        switch kind {
+        case .roster, .catalogApplied: true
+        default: false
         }
     }
 
@@ -74,7 +101,7 @@ public struct StoredEvent: Sendable, Hashable {
     public var quote: Quote? {
         switch kind {
         case .quote(_, let quote), .quoteReassigned(_, let quote): quote
-        case .mechanicBusy, .mechanicFree, .mechanicDuty: nil
+        case .mechanicBusy, .mechanicFree, .mechanicDuty, .roster, .catalogApplied: nil
         }
     }
 }

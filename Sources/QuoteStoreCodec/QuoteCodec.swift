@@ -35,6 +35,41 @@ package enum QuoteCodec {
         return writer.data
     }
 
+    /// A change of skill's record: the mechanic as they are now, then their skill before.
+    package static func encode(_ mechanic: Mechanic, previousSkill: Skill) -> Data {
+        var writer = Writer()
+        writer.byte(version)
+        writer.mechanic(mechanic)
+        writer.byte(UInt8(previousSkill.rawValue))
+        return writer.data
+    }
+
+    /// Reads what ``encode(_:previousSkill:)`` wrote.
+    package static func decodeSkillChange(_ data: Data) throws -> (Mechanic, previous: Skill) {
+        try data.withUnsafeBytes { buffer in
+            var reader = Reader(buffer)
+            try reader.expectVersion()
+            return (try reader.mechanic(), try reader.skill())
+        }
+    }
+
+    /// A record of one number (a catalog's version).
+    package static func encode(number: Int64) -> Data {
+        var writer = Writer()
+        writer.byte(version)
+        writer.int(number)
+        return writer.data
+    }
+
+    /// Reads what ``encode(number:)`` wrote.
+    package static func decodeNumber(_ data: Data) throws -> Int64 {
+        try data.withUnsafeBytes { buffer in
+            var reader = Reader(buffer)
+            try reader.expectVersion()
+            return try reader.int()
+        }
+    }
+
     /// Reads what ``encode(_:reassignedFrom:)`` wrote.
     package static func decodeReassignment(_ data: Data) throws -> (from: Mechanic, quote: Quote) {
         try data.withUnsafeBytes { buffer in

@@ -18,3 +18,22 @@ package struct StoredCoupon: Sendable, Hashable {
         expiresAt = coupon.expiresAt.map(StoredTime.milliseconds)
     }
 }
+
+extension StoredCoupon {
+    /// Columns as read back.
+    package init(code: String, percentOff: Int?, amountOffCents: Int64?, expiresAt: Int64?) {
+        self.code = code
+        self.percentOff = percentOff
+        self.amountOffCents = amountOffCents
+        self.expiresAt = expiresAt
+    }
+
+    /// The coupon these columns hold, its amount in `currency`.
+    package func coupon(in currency: Currency) -> Coupon {
+        let discount: Coupon.Discount =
+            if let amountOffCents { .amount(Money(cents: amountOffCents, currency: currency)) } else {
+                .percent(percentOff ?? 0)
+            }
+        return Coupon(code: code, discount: discount, expiresAt: expiresAt.map(StoredTime.date))
+    }
+}

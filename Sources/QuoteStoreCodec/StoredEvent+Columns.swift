@@ -12,6 +12,12 @@ extension StoredEvent.Kind {
         case "mechanic.free": self = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quote)
         case "mechanic.on_duty": self = .mechanicDuty(try QuoteCodec.decodeMechanic(data), onDuty: true)
         case "mechanic.off_duty": self = .mechanicDuty(try QuoteCodec.decodeMechanic(data), onDuty: false)
+        case "mechanic.added": self = .roster(try QuoteCodec.decodeMechanic(data), change: .added)
+        case "mechanic.retired": self = .roster(try QuoteCodec.decodeMechanic(data), change: .retired)
+        case "mechanic.updated":
+            let (mechanic, previous) = try QuoteCodec.decodeSkillChange(data)
+            self = .roster(mechanic, change: .updated(from: previous))
+        case "catalog.applied": self = .catalogApplied(version: try QuoteCodec.decodeNumber(data))
         case "quote.reassigned":
             let (mechanic, quote) = try QuoteCodec.decodeReassignment(data)
             self = .quoteReassigned(from: mechanic, quote: quote)
@@ -19,7 +25,8 @@ extension StoredEvent.Kind {
         }
     }
 
-    /// The `quote_id` column of an event that concerns no quote (a change of duty): quote ids
+    /// The `quote_id` column of an event that concerns no quote (a change of duty, roster or
+    /// catalog): quote ids
     /// start at 1.
     package static let noQuote: Int64 = 0
 
@@ -33,6 +40,10 @@ extension StoredEvent.Kind {
             (worker.id, nil, nil, QuoteCodec.encode(worker))
         case .quoteReassigned(let from, let quote):
             (quote.mechanic?.id, .booked, quote.status, QuoteCodec.encode(quote, reassignedFrom: from))
+        case .roster(let worker, .updated(let previous)):
+            (worker.id, nil, nil, QuoteCodec.encode(worker, previousSkill: previous))
+        case .roster(let worker, _): (worker.id, nil, nil, QuoteCodec.encode(worker))
+        case .catalogApplied(let version): (nil, nil, nil, QuoteCodec.encode(number: version))
         }
     }
 }

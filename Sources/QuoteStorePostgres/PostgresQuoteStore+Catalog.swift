@@ -7,20 +7,33 @@ import QuoteStoreCodec
 import Synchronization
 
 extension PostgresQuoteStore {
-    /// Syncs `catalog` into the database under the catalog lock, so that daemons starting or
-    /// reloading at once apply theirs one after the other, and records its fingerprint. When
-    /// another daemon applied a different catalog, this one's replaces it, with a warning: the
-    /// daemons still on the other price and dispatch differently until reloaded.
+    /// Seeds a database that holds no catalog yet with `catalog` (version 1), under the
+    /// catalog lock, so that of daemons starting at once one seeds and the others find it
+    /// seeded; returns the catalog in force, the database's.
+    func seedCatalog(_ catalog: Catalog) async throws(StoreError) -> Catalog {
+        try await changeCatalog { stored in stored == nil ? catalog : nil }
+    }
+
     public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
-        // Running daemons lock mechanics' rows as they book: a sync that meets them in a
+        _ = try await changeCatalog { _ in catalog }
+    }
+
+    /// Puts in force, as the next version, what `change` makes of the stored catalog (`nil`
+    /// before the first), unless it returns `nil`; returns the catalog in force after.
+    private func changeCatalog(
+        _ change: @escaping @Sendable (Catalog?) -> Catalog?
+    ) async throws(StoreError) -> Catalog {
+        // Running daemons lock mechanics' rows as they book: a change that meets them in a
         // deadlock is rolled back by PostgreSQL, and runs again.
         var attempt = 1
         while true {
             do {
-                return try await syncCatalogOnce(catalog)
+                let catalog = try await changeCatalogOnce(change)
+                currency.withLock { $0 = catalog.currency }
+                return catalog
             } catch  where error.code == .busy && attempt < 5 {
                 logger.notice(
-                    "catalog sync rolled back by a conflict with another daemon's transaction; again",
+                    "catalog change rolled back by a conflict with another daemon's transaction; again",
                     metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])
                 attempt += 1
                 try? await Task.sleep(for: .milliseconds(50 * attempt))
@@ -28,46 +41,96 @@ extension PostgresQuoteStore {
         }
     }
 
-    private func syncCatalogOnce(_ catalog: Catalog) async throws(StoreError) {
-        let fingerprint = catalog.fingerprint
+    private func changeCatalogOnce(
+        _ change: @escaping @Sendable (Catalog?) -> Catalog?
+    ) async throws(StoreError) -> Catalog {
         let logger = logger
-        let previous = try await withConnection { connection throws(StoreError) -> (String, String)? in
+        return try await withConnection { connection throws(StoreError) -> Catalog in
             try await Self.run(connection, "BEGIN")
             do throws(StoreError) {
                 // An arbitrary constant: quoted's catalog lock.
                 try await Self.run(connection, "SELECT pg_advisory_xact_lock(7305173022)")
-                let rows = try await Self.rows(
-                    connection, "SELECT fingerprint, applied_by || ' at ' || applied_at::text FROM catalog_version")
-                let previous = try rows.first.map { row throws(StoreError) in
-                    try Self.decode(row, as: (String, String).self)
+                let stored = try await Self.loadCatalog(on: connection, lock: true)
+                guard var next = change(stored) else {
+                    try await Self.run(connection, "COMMIT")
+                    guard let stored else { throw StoreError(.corrupt, "the database holds no catalog") }
+                    return stored
                 }
-                try await Self.sync(catalog, on: connection, logger: logger)
-                try await Self.run(
-                    connection,
-                    """
-                    INSERT INTO catalog_version (one, fingerprint, applied_by)
-                    VALUES (TRUE, \(fingerprint), \(Self.processName))
-                    ON CONFLICT (one) DO UPDATE SET fingerprint = excluded.fingerprint, applied_at = now(),
-                        applied_by = excluded.applied_by
-                    """)
+                next.version = (stored?.version ?? 0) + 1
+                try await Self.sync(next, on: connection, logger: logger)
+                try await Self.record(next, on: connection)
                 try await Self.run(connection, "COMMIT")
-                return previous
+                return next
             } catch {
                 await Self.rollback(connection, after: error)
                 throw error
             }
         }
+    }
+
+    public func catalog() async throws(StoreError) -> Catalog {
+        let catalog = try await withConnection { connection throws(StoreError) -> Catalog in
+            guard let catalog = try await Self.loadCatalog(on: connection, lock: false) else {
+                throw StoreError(.corrupt, "the database holds no catalog")
+            }
+            return catalog
+        }
         currency.withLock { $0 = catalog.currency }
-        if let previous, previous.0 != fingerprint {
-            logger.warning(
-                "this catalog replaces another in the shared database: daemons still on the other one price and dispatch differently until they load this one",
-                metadata: ["catalog": "\(fingerprint)", "replaced": "\(previous.0)", "replacedFrom": "\(previous.1)"])
+        return catalog
+    }
+
+    /// The stored catalog; `nil` before the first seeding. With `lock`, its version row is
+    /// locked until the transaction ends (every change to the catalog takes it).
+    static func loadCatalog(on connection: PostgresConnection, lock: Bool) async throws(StoreError) -> Catalog? {
+        let versions = try await rows(
+            connection,
+            PostgresQuery(
+                unsafeSQL: "SELECT version, coalesce(currency, 'USD') FROM catalog_version"
+                    + (lock ? " FOR UPDATE" : "")))
+        guard let row = versions.first else { return nil }
+        let (version, code) = try decode(row, as: (Int64, String).self)
+        guard version > 0 else { return nil }
+        let currency = Currency(code)
+        var services: [Service] = []
+        for row in try await rows(connection, "SELECT name, minimum_skill, price_cents FROM services ORDER BY name") {
+            let (name, skill, cents) = try decode(row, as: (String, Int, Int64).self)
+            services.append(
+                Service(
+                    name: name, minimumSkill: Skill(rawValue: skill) ?? .master,
+                    price: Money(cents: cents, currency: currency)))
+        }
+        var mechanics: [Mechanic] = []
+        for row in try await rows(connection, "SELECT id, name, skill FROM mechanics WHERE active ORDER BY id") {
+            mechanics.append(PostgresTransaction.mechanic(try decode(row, as: (Int64, String, Int).self)))
+        }
+        var coupons: [Coupon] = []
+        for row in try await rows(
+            connection, "SELECT code, percent_off, amount_off_cents, expires_at FROM coupons ORDER BY code")
+        {
+            let (code, percent, amount, expires) = try decode(row, as: (String, Int?, Int64?, Int64?).self)
+            coupons.append(
+                StoredCoupon(code: code, percentOff: percent, amountOffCents: amount, expiresAt: expires).coupon(
+                    in: currency))
+        }
+        do {
+            var catalog = try Catalog(currency: currency, services: services, mechanics: mechanics, coupons: coupons)
+            catalog.version = version
+            return catalog
+        } catch {
+            throw StoreError(.corrupt, "the stored catalog is invalid: \(error)")
         }
     }
 
-    public func catalogFingerprint() async throws(StoreError) -> String? {
-        let rows = try await query("SELECT fingerprint FROM catalog_version")
-        return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: String.self) }
+    /// Records `catalog`'s version as the one in force.
+    static func record(_ catalog: Catalog, on connection: PostgresConnection) async throws(StoreError) {
+        try await run(
+            connection,
+            """
+            INSERT INTO catalog_version (one, version, currency, fingerprint, applied_by)
+            VALUES (TRUE, \(catalog.version), \(catalog.currency.code), \(catalog.fingerprint), \(processName))
+            ON CONFLICT (one) DO UPDATE SET version = excluded.version, currency = excluded.currency,
+                fingerprint = excluded.fingerprint, applied_at = now(), applied_by = excluded.applied_by
+            """)
     }
 
     /// Who applied a catalog, for the others' warnings: host and process id.
@@ -75,7 +138,7 @@ extension PostgresQuoteStore {
         "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)"
 
     /// Upserts: another daemon's sync may have written the same rows just before.
-    private static func sync(_ catalog: Catalog, on connection: PostgresConnection, logger: Logger)
+    static func sync(_ catalog: Catalog, on connection: PostgresConnection, logger: Logger)
         async throws(StoreError)
     {
         let serviceNames = catalog.services.map(\.name)

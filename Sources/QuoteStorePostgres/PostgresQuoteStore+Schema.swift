@@ -135,6 +135,15 @@ extension PostgresQuoteStore {
             "v5: duty",
             ["ALTER TABLE mechanics ADD COLUMN on_duty BOOLEAN NOT NULL DEFAULT TRUE"]
         ),
+        (
+            // The catalog is the database's: its number, changed by each change, and its
+            // currency. 0 for a catalog synced before (seeded again at start).
+            "v6: catalog version",
+            [
+                "ALTER TABLE catalog_version ADD COLUMN version BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE catalog_version ADD COLUMN currency TEXT",
+            ]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

@@ -45,8 +45,9 @@ public final class PostgresQuoteStore: QuoteStore {
         self.logger = logger
     }
 
-    /// Connects to the database `configuration` names, migrates it and syncs `catalog` into
-    /// it; the changes of every write are dated by `clock`.
+    /// Connects to the database `configuration` names and migrates it; a database that holds
+    /// no catalog yet is seeded with `catalog`. The catalog in force is the database's
+    /// (``catalog()``). The changes of every write are dated by `clock`.
     public static func open(
         configuration: Configuration, catalog: Catalog, logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
@@ -61,7 +62,7 @@ public final class PostgresQuoteStore: QuoteStore {
             clock: clock, logger: logger)
         do {
             try await store.migrate()
-            try await store.syncCatalog(catalog)
+            _ = try await store.seedCatalog(catalog)
         } catch {
             store.close()
             throw error
@@ -108,6 +109,7 @@ public final class PostgresQuoteStore: QuoteStore {
             // leaves it unknown): its quote ids are never handed out again.
             try await Self.run(connection, "COMMIT")
             try await Self.confirmReplicated(connection, replication)
+            if transaction.currency != currency { self.currency.withLock { $0 = transaction.currency } }
             return Committed(value, sequenceOffset: transaction.sequenceOffset)
         }
     }

@@ -23,7 +23,9 @@ final class PostgresTransaction: StoreTransaction {
     let connection: PostgresConnection
     let now: Date
     let nowMilliseconds: Int64
-    let currency: Currency
+    /// The catalog's currency, recorded with each new quote; a catalog applied in the
+    /// transaction changes it.
+    private(set) var currency: Currency
     let logger: Logger
     private let quoteIDs: QuoteIDBlocks
     /// Who commits, named in the notification: a daemon need not read its own commits back.
@@ -558,5 +560,66 @@ final class PostgresTransaction: StoreTransaction {
 
     static func mechanic(_ row: (Int64, String, Int)) -> Mechanic {
         Mechanic(id: MechanicID(row.0), name: row.1, skill: Skill(rawValue: row.2) ?? .junior)
+    }
+}
+
+// MARK: The catalog
+
+extension PostgresTransaction {
+    func catalogVersion(forChange: Bool) async throws(StoreError) -> Int64 {
+        let rows = try await query(
+            PostgresQuery(unsafeSQL: "SELECT version FROM catalog_version" + (forChange ? " FOR UPDATE" : "")))
+        guard let row = rows.first else { return 0 }
+        return try decode(row, as: Int64.self)
+    }
+
+    func catalog() async throws(StoreError) -> Catalog {
+        guard let catalog = try await PostgresQuoteStore.loadCatalog(on: connection, lock: false) else {
+            throw StoreError(.corrupt, "the database holds no catalog")
+        }
+        return catalog
+    }
+
+    func nextMechanicID() async throws(StoreError) -> MechanicID {
+        let rows = try await query("SELECT coalesce(max(id), 0) + 1 FROM mechanics")
+        guard let row = rows.first else { return MechanicID(1) }
+        return MechanicID(try decode(row, as: Int64.self))
+    }
+
+    func addMechanic(_ mechanic: Mechanic) async throws(StoreError) {
+        try await willWrite()
+        try await execute(
+            """
+            INSERT INTO mechanics (id, name, skill, active, quote_id, free_since, on_duty)
+            VALUES (\(mechanic.id.rawValue), \(mechanic.name), \(mechanic.skill.rawValue), TRUE, NULL, 0, TRUE)
+            """)
+    }
+
+    func updateMechanic(_ mechanic: MechanicID, skill: Skill) async throws(StoreError) {
+        try await willWrite()
+        try await execute("UPDATE mechanics SET skill = \(skill.rawValue) WHERE id = \(mechanic.rawValue) AND active")
+    }
+
+    func retireMechanic(_ mechanic: MechanicID) async throws(StoreError) {
+        try await willWrite()
+        try await execute("UPDATE mechanics SET active = FALSE WHERE id = \(mechanic.rawValue)")
+    }
+
+    func replaceCatalog(_ catalog: Catalog) async throws(StoreError) {
+        try await willWrite()
+        try await PostgresQuoteStore.sync(catalog, on: connection, logger: logger)
+        currency = catalog.currency
+    }
+
+    func recordCatalog(_ catalog: Catalog) async throws(StoreError) {
+        try await willWrite()
+        try await PostgresQuoteStore.record(catalog, on: connection)
+    }
+
+    func hasOpenQuotes() async throws(StoreError) -> Bool {
+        let rows = try await query(
+            "SELECT EXISTS (SELECT 1 FROM quotes WHERE state NOT IN ('completed', 'cancelled'))")
+        guard let row = rows.first else { return false }
+        return try decode(row, as: Bool.self)
     }
 }

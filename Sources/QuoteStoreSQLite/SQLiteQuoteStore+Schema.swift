@@ -180,6 +180,20 @@ extension SQLiteQuoteStore {
         migrator.registerMigration("v8: duty") { db in
             try db.execute(sql: "ALTER TABLE mechanics ADD COLUMN on_duty INTEGER NOT NULL DEFAULT 1")
         }
+        // The catalog is the store's: its number, changed by each change. No row until the
+        // store is first seeded (`SQLiteQuoteStore.init`).
+        migrator.registerMigration("v9: catalog version") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE catalog_version (
+                        one INTEGER PRIMARY KEY CHECK (one = 1),
+                        version INTEGER NOT NULL,
+                        currency TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        applied_at INTEGER NOT NULL
+                    )
+                    """)
+        }
         return migrator
     }
 

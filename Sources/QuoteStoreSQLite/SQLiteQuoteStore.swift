@@ -31,8 +31,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The files opened, checked after each commit and each health read.
     private let identity: FileIdentity
 
-    /// Opens (creating if needed) the store at `path`, migrates it, and syncs the catalog into
-    /// it: mechanics keep their busy state; those no longer listed are deactivated.
+    /// Opens (creating if needed) the store at `path` and migrates it; a store that has no
+    /// catalog yet is seeded with `catalog` (version 1). The catalog in force is then the
+    /// store's (``catalog()``), whatever `catalog` says.
     public init(
         path: String, catalog: Catalog, configuration: Configuration = .init(), logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
@@ -81,7 +82,16 @@ public final class SQLiteQuoteStore: QuoteStore {
         self.retention = configuration.retention
         self.clock = clock
         self.logger = logger
-        try writeSync { db in try Self.sync(newCatalog: catalog, into: db) }
+        let now = StoredTime.milliseconds(clock())
+        let inForce = try writeSync { db in
+            if let stored = try Self.loadCatalog(db) { return stored }
+            var seeded = catalog
+            seeded.version = 1
+            try Self.sync(newCatalog: seeded, into: db)
+            try Self.record(seeded, into: db, at: now)
+            return seeded
+        }
+        currency.withLock { $0 = inForce.currency }
     }
 
     deinit {
@@ -89,15 +99,69 @@ public final class SQLiteQuoteStore: QuoteStore {
         writer.stop(wait: false)
     }
 
-    /// Syncs the catalog's tables in one transaction (on start and on SIGHUP).
     public func syncCatalog(_ catalog: Catalog) async throws(StoreError) {
+        let now = StoredTime.milliseconds(clock())
         try await onWriter { [self] () throws(StoreError) in
-            try writeSync { db in try Self.sync(newCatalog: catalog, into: db) }
+            try writeSync { db in
+                var next = catalog
+                next.version = (try Int64.fetchOne(db, sql: "SELECT version FROM catalog_version") ?? 0) + 1
+                try Self.sync(newCatalog: next, into: db)
+                try Self.record(next, into: db, at: now)
+            }
         }
         currency.withLock { $0 = catalog.currency }
     }
 
-    private static func sync(newCatalog: Catalog, into db: Database) throws {
+    public func catalog() async throws(StoreError) -> Catalog {
+        let catalog = try await read { db in
+            guard let catalog = try Self.loadCatalog(db) else {
+                throw StoreError(.corrupt, "the store holds no catalog")
+            }
+            return catalog
+        }
+        currency.withLock { $0 = catalog.currency }
+        return catalog
+    }
+
+    /// The catalog stored in `db`; `nil` before the first seeding.
+    static func loadCatalog(_ db: Database) throws -> Catalog? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT version, currency FROM catalog_version") else { return nil }
+        let version: Int64 = row[0]
+        let currency = Currency(row[1] as String)
+        let services = try Row.fetchAll(
+            db, sql: "SELECT name, minimum_skill, price_cents FROM services ORDER BY rowid"
+        ).map { row in
+            Service(
+                name: row[0], minimumSkill: Skill(rawValue: row[1]) ?? .master,
+                price: Money(cents: row[2], currency: currency))
+        }
+        let mechanics = try Row.fetchAll(
+            db, sql: "SELECT id, name, skill FROM mechanics WHERE active = 1 ORDER BY id"
+        ).map { row in
+            Mechanic(id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior)
+        }
+        let coupons = try Row.fetchAll(
+            db, sql: "SELECT code, percent_off, amount_off_cents, expires_at FROM coupons ORDER BY rowid"
+        ).map { row in
+            StoredCoupon(code: row[0], percentOff: row[1], amountOffCents: row[2], expiresAt: row[3]).coupon(
+                in: currency)
+        }
+        var catalog = try Catalog(currency: currency, services: services, mechanics: mechanics, coupons: coupons)
+        catalog.version = version
+        return catalog
+    }
+
+    /// Records `catalog`'s version as the one in force.
+    static func record(_ catalog: Catalog, into db: Database, at now: Int64) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO catalog_version (one, version, currency, fingerprint, applied_at) VALUES (1, ?, ?, ?, ?)
+                ON CONFLICT (one) DO UPDATE SET version = excluded.version, currency = excluded.currency,
+                    fingerprint = excluded.fingerprint, applied_at = excluded.applied_at
+                """, arguments: [catalog.version, catalog.currency.code, catalog.fingerprint, now])
+    }
+
+    static func sync(newCatalog: Catalog, into db: Database) throws {
         try db.execute(sql: "DELETE FROM services")
         for service in newCatalog.services {
             try db.execute(
@@ -138,10 +202,13 @@ public final class SQLiteQuoteStore: QuoteStore {
         return Committed(
             try await onWriter { [self] () throws(StoreError) in
                 try identity.checkKnown()
+                var applied = currency
                 let value = try writeSync { db throws(StoreError) in
                     let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
+                    defer { applied = transaction.currency }
                     return try inline.run { () throws(StoreError) in try await body(transaction) }
                 }
+                if applied != currency { self.currency.withLock { $0 = applied } }
                 // Committed, but to the file a restart will open? Not acknowledged otherwise.
                 try identity.check()
                 return value

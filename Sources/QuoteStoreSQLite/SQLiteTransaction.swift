@@ -14,8 +14,9 @@ final class SQLiteTransaction: StoreTransaction {
     let db: Database
     let now: Date
     let nowMilliseconds: Int64
-    /// The catalog's currency, recorded with each new quote.
-    let currency: Currency
+    /// The catalog's currency, recorded with each new quote; a catalog applied in the
+    /// transaction changes it.
+    private(set) var currency: Currency
     /// The last quote id handed out in this transaction; read from the table once.
     private var lastQuoteID: Int64?
     /// The last event sequence number handed out in this transaction; read once. Restored
@@ -471,6 +472,77 @@ final class SQLiteTransaction: StoreTransaction {
             return try body()
         } catch {
             throw SQLiteQuoteStore.storeError(error)
+        }
+    }
+}
+
+// MARK: The catalog
+
+extension SQLiteTransaction {
+    /// One writer: every change is serialized already.
+    func catalogVersion(forChange: Bool) throws(StoreError) -> Int64 {
+        try run { try Int64.fetchOne(db, sql: "SELECT version FROM catalog_version") ?? 0 }
+    }
+
+    func catalog() throws(StoreError) -> Catalog {
+        try run {
+            guard let catalog = try SQLiteQuoteStore.loadCatalog(db) else {
+                throw StoreError(.corrupt, "the store holds no catalog")
+            }
+            return catalog
+        }
+    }
+
+    func nextMechanicID() throws(StoreError) -> MechanicID {
+        try run { MechanicID((try Int64.fetchOne(db, sql: "SELECT max(id) FROM mechanics") ?? 0) + 1) }
+    }
+
+    func addMechanic(_ mechanic: Mechanic) throws(StoreError) {
+        try run {
+            try willWrite()
+            try db.execute(
+                sql: """
+                    INSERT INTO mechanics (id, name, skill, active, quote_id, free_since, on_duty)
+                    VALUES (?, ?, ?, 1, NULL, 0, 1)
+                    """, arguments: [mechanic.id.rawValue, mechanic.name, mechanic.skill.rawValue])
+        }
+    }
+
+    func updateMechanic(_ mechanic: MechanicID, skill: Skill) throws(StoreError) {
+        try run {
+            try willWrite()
+            try db.execute(
+                sql: "UPDATE mechanics SET skill = ? WHERE id = ? AND active = 1",
+                arguments: [skill.rawValue, mechanic.rawValue])
+        }
+    }
+
+    func retireMechanic(_ mechanic: MechanicID) throws(StoreError) {
+        try run {
+            try willWrite()
+            try db.execute(sql: "UPDATE mechanics SET active = 0 WHERE id = ?", arguments: [mechanic.rawValue])
+        }
+    }
+
+    func replaceCatalog(_ catalog: Catalog) throws(StoreError) {
+        try run {
+            try willWrite()
+            try SQLiteQuoteStore.sync(newCatalog: catalog, into: db)
+        }
+        currency = catalog.currency
+    }
+
+    func recordCatalog(_ catalog: Catalog) throws(StoreError) {
+        try run {
+            try willWrite()
+            try SQLiteQuoteStore.record(catalog, into: db, at: nowMilliseconds)
+        }
+    }
+
+    func hasOpenQuotes() throws(StoreError) -> Bool {
+        try run {
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM quotes WHERE state NOT IN ('completed', 'cancelled'))") ?? false
         }
     }
 }

@@ -152,6 +152,7 @@ extension JSONWriter {
             self.quote(quote)
         }
         field("mechanic", value.mechanic) { $0.mechanic($1) }
+        field("catalogVersion", value.catalogVersion)
         endObject()
     }
 
@@ -227,6 +228,38 @@ extension JSONWriter {
         field("oldestWaitMilliseconds", value.oldestWaitMilliseconds)
         field("mechanicCounts", value.mechanicCounts) { $0.counters($1.mapValues(Int64.init)) }
         field("activity", value.activity) { $0.activity($1) }
+        field("catalogVersion", value.catalogVersion)
+        field("catalog", value.catalog) { $0.catalog($1) }
+        endObject()
+    }
+
+    /// A catalog as a catalog file holds it.
+    private mutating func catalog(_ value: CatalogDocument) {
+        beginObject()
+        field("currency", value.currency)
+        field("services", value.services) { writer, services in
+            writer.objects(services) { writer, service in
+                writer.field("name", service.name)
+                writer.field("minimumSkill", service.minimumSkill)
+                writer.field("price", service.price)
+                writer.field("priceCents", service.priceCents)
+            }
+        }
+        field("mechanics", value.mechanics) { writer, mechanics in
+            writer.objects(mechanics) { writer, mechanic in
+                writer.field("id", mechanic.id)
+                writer.field("name", mechanic.name)
+                writer.field("skill", mechanic.skill)
+            }
+        }
+        field("coupons", value.coupons) { writer, coupons in
+            writer.objects(coupons) { writer, coupon in
+                writer.field("code", coupon.code)
+                writer.field("percentOff", coupon.percentOff)
+                writer.field("amountOff", coupon.amountOff)
+                writer.field("expires", coupon.expires)
+            }
+        }
         endObject()
     }
 

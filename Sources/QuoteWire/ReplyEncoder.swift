@@ -92,6 +92,8 @@ public struct ReplyEncoder {
                 success.mechanic = WireQuote.WireMechanic(duty.mechanic)
                 success.onDuty = duty.onDuty
             }
+            if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
+            success.catalogVersion = outcome.catalog?.version
             guard let final = outcome.quote else { return (codec.encode(success), nil) }
             let quote = codec.encodeQuote(final, currency: currency)
             return (codec.encode(success, quote: quote), quote)
@@ -129,6 +131,10 @@ public struct ReplyEncoder {
                 }
             }
             return (body, nil)
+        case .catalog(let catalog):
+            reply.catalogVersion = catalog.version
+            reply.catalog = CatalogDocument(catalog)
+            return (codec.encode(reply), nil)
         case .services(let services):
             return (page(services, reply) { reply, page in reply.services = page.map(WireReply.service) }, nil)
         case .stats(let state):

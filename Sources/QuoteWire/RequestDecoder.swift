@@ -19,12 +19,15 @@ public struct RequestDecoder {
     /// `security`, when every caller is anonymous and may do everything.
     public let callers: (any CallerDirectory)?
     private let codec = WireCodec()
-    private let rulebook = Rulebook()
+    private let rulebook: Rulebook
 
-    /// A decoder refusing bodies over `maxMessageBytes`, authorizing callers with `callers`.
-    public init(maxMessageBytes: Int, callers: (any CallerDirectory)? = nil) {
+    /// A decoder refusing bodies over `maxMessageBytes`, authorizing callers with `callers`;
+    /// with `sharedStore`, for a daemon whose store other daemons write too (a name its
+    /// catalog does not know is looked up again in the transaction).
+    public init(maxMessageBytes: Int, callers: (any CallerDirectory)? = nil, sharedStore: Bool = false) {
         self.maxMessageBytes = maxMessageBytes
         self.callers = callers
+        rulebook = Rulebook(sharedStore: sharedStore)
     }
 
     /// Decodes the message `frames` received at `received` from the connection ZAP named

@@ -1,3 +1,4 @@
+import Foundation
 import QuoteCore
 
 /// Reads a request frame straight into a ``WireRequest``: one pass over the bytes, strict
@@ -118,11 +119,24 @@ struct RequestParser {
             case "free": try parser.first(&request.free, depth: 1) { try $0.bool("free") }
             case "skill": try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
             case "onDuty": try parser.first(&request.onDuty, depth: 1) { try $0.bool("onDuty") }
+            case "name": try parser.first(&request.name, depth: 1) { try $0.string("name") }
+            case "catalog": try parser.first(&request.catalog, depth: 1) { try $0.catalog() }
             default: try parser.skipValue(depth: 1)
             }
         }
         try end()
         return request
+    }
+
+    /// A catalog document (`applyCatalog`): an operator's rare request, read by `JSONDecoder`
+    /// from the bytes of its object once they are known to be JSON.
+    private mutating func catalog() throws(Failure) -> CatalogDocument? {
+        try typed("catalog", "a catalog object", startingWith: "{") { parser throws(Failure) in
+            let start = parser.index
+            try parser.skipValue(depth: 1)
+            let object = Data(UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.index]))
+            return try? JSONDecoder().decode(CatalogDocument.self, from: object)
+        }
     }
 
     private mutating func customer() throws(Failure) -> Submission.CustomerInput? {

@@ -19,6 +19,19 @@ extension WireEvent {
             self.init(
                 seq: event.seq, type: event.type, at: event.at, quoteId: quote.rawValue, by: event.by,
                 mechanic: WireQuote.WireMechanic(mechanic))
+        case .roster(let mechanic, let change):
+            var from: String?
+            var to: String?
+            if case .updated(let previous) = change {
+                from = previous.name
+                to = mechanic.skill.name
+            }
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: nil, from: from, to: to, by: event.by,
+                mechanic: WireQuote.WireMechanic(mechanic))
+        case .catalogApplied(let version):
+            self.init(
+                seq: event.seq, type: event.type, at: event.at, quoteId: nil, by: event.by, catalogVersion: version)
         case .mechanicDuty(let mechanic, _):
             self.init(
                 seq: event.seq, type: event.type, at: event.at, quoteId: nil, by: event.by,

@@ -103,24 +103,29 @@ public struct WireEvent: Codable, Sendable, Hashable {
     public var seq: Int64
     public var type: String
     public var at: Date
-    /// The quote concerned; absent for a mechanic's change of duty.
+    /// The quote concerned; absent for a change of duty, of the roster or of the catalog.
     public var quoteId: Int64?
-    /// The quote's state before (the mechanic's name it left, for `quote.reassigned`).
+    /// The quote's state before (the mechanic's name it left, for `quote.reassigned`; the
+    /// mechanic's skill before, for `mechanic.updated`).
     public var from: String?
-    /// The quote's state after (the mechanic's name it went to, for `quote.reassigned`;
-    /// absent when it went to the wait-list).
+    /// The quote's state after (the mechanic's name it went to, for `quote.reassigned`,
+    /// absent when it went to the wait-list; the mechanic's skill now, for `mechanic.updated`).
     public var to: String?
     /// Who caused the change: a client certificate's name, `quoted` for the daemon's own
     /// work; absent when the daemon authenticated no one.
     public var by: String?
     public var quote: WireQuote?
     public var mechanic: WireQuote.WireMechanic?
+    /// The catalog's version a `catalog.applied` put in force.
+    public var catalogVersion: Int64?
 
     /// Creates an event body.
     public init(
         seq: Int64, type: String, at: Date, quoteId: Int64?, from: String? = nil, to: String? = nil,
-        by: String? = nil, quote: WireQuote? = nil, mechanic: WireQuote.WireMechanic? = nil
+        by: String? = nil, quote: WireQuote? = nil, mechanic: WireQuote.WireMechanic? = nil,
+        catalogVersion: Int64? = nil
     ) {
+        self.catalogVersion = catalogVersion
         self.v = 1
         self.seq = seq
         self.type = type

@@ -124,6 +124,10 @@ public struct WireReply: Codable, Sendable, Hashable {
     public var mechanicCounts: [String: Int]?
     /// For `stats`: what the answering daemon did since it started.
     public var activity: Activity?
+    /// For `catalog` and `applyCatalog`: the version of the catalog in force.
+    public var catalogVersion: Int64?
+    /// For `catalog`: the catalog in force, as a catalog file holds it.
+    public var catalog: CatalogDocument?
 
     /// A successful reply to request `id`.
     public static func success(_ id: RequestID?) -> WireReply {

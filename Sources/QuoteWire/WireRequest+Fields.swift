@@ -13,7 +13,7 @@ extension WireRequest {
             ("wait", .wait), ("quoteId", .quoteId), ("state", .state), ("after", .after), ("limit", .limit),
             ("year", .year), ("trim", .trim), ("make", .make), ("model", .model), ("price", .price),
             ("priceCents", .priceCents), ("reason", .reason), ("since", .since), ("free", .free), ("skill", .skill),
-            ("onDuty", .onDuty),
+            ("onDuty", .onDuty), ("name", .name), ("catalog", .catalog),
         ]
 
         public static let v = Fields(rawValue: 1 << 0)
@@ -42,6 +42,8 @@ extension WireRequest {
         public static let free = Fields(rawValue: 1 << 23)
         public static let skill = Fields(rawValue: 1 << 24)
         public static let onDuty = Fields(rawValue: 1 << 25)
+        public static let name = Fields(rawValue: 1 << 26)
+        public static let catalog = Fields(rawValue: 1 << 27)
 
         /// The field named `name`, if the protocol has one.
         init?(name: String) {
@@ -66,6 +68,11 @@ extension WireRequest {
             case .waiting: common.union(.limit)
             case .setDuty: common.union([.mechanic, .onDuty])
             case .reassign: common.union([.quoteId, .mechanic])
+            case .addMechanic: common.union([.name, .skill])
+            case .updateMechanic: common.union([.mechanic, .skill])
+            case .retireMechanic: common.union(.mechanic)
+            case .catalog: common
+            case .applyCatalog: common.union(.catalog)
             }
         }
 

@@ -45,6 +45,7 @@ extension WireRequest {
         if let error = check(coupon, "coupon", short) { return error }
         if let error = check(state, "state", short) { return error }
         if let error = check(skill, "skill", short) { return error }
+        if let error = check(name, "name", short) { return error }
         if var key = idempotencyKey {
             // Printable ASCII, so that a length in bytes is a length in characters too.
             let printable = knownPlain || key.withUTF8 { bytes in bytes.allSatisfy { (0x20...0x7E).contains($0) } }

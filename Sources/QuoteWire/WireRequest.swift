@@ -43,11 +43,14 @@ public enum RequestID: Codable, Sendable, Hashable {
 public enum Operation: String, Sendable, Hashable, CaseIterable {
     case submit, get, list, resolve, book, complete, cancel, mechanics, services, stats, events, ping, waiting
     case setDuty, reassign
+    case addMechanic, updateMechanic, retireMechanic, catalog, applyCatalog
 
     /// Whether the operation changes state (and so goes through a store transaction).
     public var isWrite: Bool {
         switch self {
-        case .submit, .resolve, .book, .complete, .cancel, .setDuty, .reassign: true
+        case .submit, .resolve, .book, .complete, .cancel, .setDuty, .reassign, .addMechanic, .updateMechanic,
+            .retireMechanic, .applyCatalog:
+            true
         default: false
         }
     }
@@ -106,6 +109,14 @@ public struct WireRequest: Encodable, Sendable, Hashable {
     /// Whether the mechanic takes new bookings.
     public var onDuty: Bool?
 
+    // addMechanic
+    /// The new mechanic's name.
+    public var name: String?
+
+    // applyCatalog
+    /// The catalog to put in force, as a catalog file holds it.
+    public var catalog: CatalogDocument?
+
     /// Which keys the frame had, when decoded from one (never encoded).
     var presence = Presence()
 
@@ -161,6 +172,21 @@ extension WireRequest {
             }
             if quoteId < 1 { problems.append(Problem(field: "quoteId", message: "must be 1 to \(Int64.max)")) }
             return QuoteID(quoteId)
+        }
+        func requiredSkill() -> Skill {
+            guard let skill else {
+                problems.append(Problem(field: "skill", message: "is required"))
+                return .junior
+            }
+            guard let level = Skill.allCases.first(where: { $0.name == skill }) else {
+                problems.append(
+                    Problem(
+                        field: "skill",
+                        message:
+                            "unknown skill \"\(QuoteLimits.echo(skill))\" (junior, apprentice, experienced, master)"))
+                return .junior
+            }
+            return level
         }
         func page(_ value: Int?, default fallback: Int) -> Int {
             guard let value else { return fallback }
@@ -265,6 +291,28 @@ extension WireRequest {
             if onDuty == nil { problems.append(Problem(field: "onDuty", message: "is required")) }
             action = .write(.setDuty(mechanic: mechanic ?? "", onDuty: onDuty ?? true))
         case .reassign: action = .write(.reassign(quote(), mechanic: mechanic))
+        case .addMechanic:
+            if self.name == nil { problems.append(Problem(field: "name", message: "is required")) }
+            action = .write(.addMechanic(name: self.name ?? "", skill: requiredSkill()))
+        case .updateMechanic:
+            if mechanic == nil { problems.append(Problem(field: "mechanic", message: "is required")) }
+            action = .write(.updateMechanic(mechanic: mechanic ?? "", skill: requiredSkill()))
+        case .retireMechanic:
+            if mechanic == nil { problems.append(Problem(field: "mechanic", message: "is required")) }
+            action = .write(.retireMechanic(mechanic: mechanic ?? ""))
+        case .catalog: action = .read(.catalog)
+        case .applyCatalog:
+            var checked: Catalog?
+            if let catalog {
+                do {
+                    checked = try catalog.catalog()
+                } catch {
+                    problems += error.problems.map { Problem(field: "catalog.\($0.field)", message: $0.message) }
+                }
+            } else {
+                problems.append(Problem(field: "catalog", message: "is required"))
+            }
+            action = checked.map { .write(.applyCatalog($0)) } ?? .read(.catalog)
         case .waiting: action = .read(.waiting(limit: page(limit, default: 1_000)))
         }
         guard problems.isEmpty else {
@@ -346,11 +394,13 @@ extension WireRequest {
         try container.encodeIfPresent(free, forKey: .free)
         try container.encodeIfPresent(skill, forKey: .skill)
         try container.encodeIfPresent(onDuty, forKey: .onDuty)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(catalog, forKey: .catalog)
     }
 
     enum CodingKeys: String, CodingKey {
         case v, op, id, customer, car, services, mechanic, coupon, idempotencyKey, book, wait, quoteId, state, after,
             limit
-        case year, trim, make, model, price, priceCents, reason, since, free, skill, onDuty
+        case year, trim, make, model, price, priceCents, reason, since, free, skill, onDuty, name, catalog
     }
 }

@@ -163,7 +163,9 @@ struct Output {
 
     /// One watch line: time, seq, quote, from -> to, price, mechanic, message.
     func watchLine(_ event: WireEvent) {
-        let head = "\(Self.time(event.at))  #\(event.seq)  " + (event.quoteId.map { "quote \($0)" } ?? "roster")
+        let head =
+            "\(Self.time(event.at))  #\(event.seq)  "
+            + (event.quoteId.map { "quote \($0)" } ?? (event.type.hasPrefix("catalog.") ? "catalog" : "roster"))
         // Who caused it, when quoted authenticates its clients.
         let by = event.by.map { "  by \($0)" } ?? ""
         if let quote = event.quote {
@@ -175,7 +177,10 @@ struct Output {
             let mechanic = quote.mechanic?.name ?? "-"
             line("\(head)  \(change)  \(price)  \(mechanic)  \(quote.message)\(by)")
         } else if let mechanic = event.mechanic {
-            line("\(head)  \(styled(event.type, "35"))  \(mechanic.name) (\(mechanic.skill))\(by)")
+            let skill = event.type == "mechanic.updated" ? "\(event.from ?? "-") -> \(mechanic.skill)" : mechanic.skill
+            line("\(head)  \(styled(event.type, "35"))  \(mechanic.name) (\(skill))\(by)")
+        } else if let version = event.catalogVersion {
+            line("\(head)  \(styled(event.type, "35"))  version \(version)\(by)")
         }
     }
 }

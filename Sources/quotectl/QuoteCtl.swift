@@ -18,7 +18,8 @@ struct QuoteCtl: AsyncParsableCommand {
             """,
         subcommands: [
             Submit.self, Get.self, List.self, Resolve.self, Book.self, Complete.self, Cancel.self, Reassign.self,
-            Mechanics.self, MechanicCommand.self, Services.self, Stats.self, Top.self, Ping.self, Watch.self,
+            Mechanics.self, MechanicCommand.self, Services.self, CatalogCommand.self, Stats.self, Top.self, Ping.self,
+            Watch.self,
             Waiting.self, Keygen.self,
         ]
     )

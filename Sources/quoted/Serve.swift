@@ -176,16 +176,46 @@ struct Startup {
             logger.critical("cannot start: the store commits with synchronous=\(synchronous), not \(configured)")
             throw ExitCode(74)
         }
+        let inForce = try await catalogInForce(
+            of: store, file: catalog, path: configuration.catalogFile, logger: logger)
         logger.notice(
             "store open",
             metadata: [
-                "path": "\(configuration.databasePath)", "mechanics": "\(catalog.mechanics.count)",
-                "services": "\(catalog.services.count)", "violations": "\(violations.count)",
-                "synchronous": "\(synchronous)",
+                "path": "\(configuration.databasePath)", "catalogVersion": "\(inForce.version)",
+                "mechanics": "\(inForce.mechanics.count)", "services": "\(inForce.services.count)",
+                "violations": "\(violations.count)", "synchronous": "\(synchronous)",
             ])
         return Startup(
-            configuration: configuration, access: access, store: store, sqlite: store, catalog: LiveCatalog(catalog),
+            configuration: configuration, access: access, store: store, sqlite: store, catalog: LiveCatalog(inForce),
             notifier: notifier, metricsListen: metricsListen)
+    }
+
+    /// The store's catalog, in force; a warning when the catalog file says otherwise (the
+    /// file seeds an empty store, and afterwards is applied only when asked).
+    private static func catalogInForce(
+        of store: any QuoteStore, file: Catalog, path: String?, logger: Logger
+    ) async throws -> Catalog {
+        let inForce: Catalog
+        do {
+            inForce = try await store.catalog()
+        } catch {
+            logger.critical("cannot read the store's catalog: \(error)")
+            throw ExitCode(74)
+        }
+        warnIfDifferent(file: file, path: path, inForce: inForce, logger: logger)
+        return inForce
+    }
+
+    /// Warns that the catalog file differs from the catalog in force, and how.
+    private static func warnIfDifferent(file: Catalog, path: String?, inForce: Catalog, logger: Logger) {
+        let changes = inForce.difference(to: file)
+        guard !changes.isEmpty else { return }
+        logger.warning(
+            "the catalog file differs from the store's catalog, which stays in force; `quotectl catalog apply \(path ?? "FILE")` puts the file in force",
+            metadata: [
+                "file": "\(path ?? "built-in")", "catalogVersion": "\(inForce.version)", "changes": "\(changes.count)",
+                "first": "\(changes.prefix(5).joined(separator: "; "))",
+            ])
     }
 
     /// Logs each booking invariant the store finds broken (repaired only by `quoted repair`).
@@ -213,19 +243,23 @@ struct Startup {
             throw ExitCode(74)
         }
         let violations = try await reportViolations(of: store, logger: logger)
+        let inForce = try await catalogInForce(
+            of: store, file: catalog, path: configuration.catalogFile, logger: logger)
         logger.notice(
             "store open",
             metadata: [
-                "store": "postgresql", "database": "\(postgres.redactedURL)", "mechanics": "\(catalog.mechanics.count)",
-                "services": "\(catalog.services.count)", "violations": "\(violations.count)",
+                "store": "postgresql", "database": "\(postgres.redactedURL)", "catalogVersion": "\(inForce.version)",
+                "mechanics": "\(inForce.mechanics.count)", "services": "\(inForce.services.count)",
+                "violations": "\(violations.count)",
             ])
         return Startup(
-            configuration: configuration, access: access, store: store, sqlite: nil, catalog: LiveCatalog(catalog),
+            configuration: configuration, access: access, store: store, sqlite: nil, catalog: LiveCatalog(inForce),
             notifier: notifier)
     }
 
-    /// Applies what SIGHUP can change: log level, catalog and the clients allowed. Reports
-    /// what needs a restart.
+    /// Applies what SIGHUP can change: log level and the clients allowed. Compares the
+    /// catalog file with the catalog in force (warning when they differ), and reports what
+    /// needs a restart.
     static func reload(
         options: DaemonOptions, current: DaemonConfiguration, access: AccessControl?, store: any QuoteStore,
         catalog live: LiveCatalog, level: SharedLogLevel, logger: Logger
@@ -247,22 +281,9 @@ struct Startup {
         do {
             let next = try DaemonConfiguration(reader: try await options.reader())
             level.value = Logger.Level(rawValue: next.logLevel) ?? .info
+            // The file is an import: compared, never applied behind the other daemons' backs.
             let catalog = try CatalogLoader.load(next.catalogFile)
-            let inForce = live.current.currency
-            if catalog.currency != inForce {
-                // Quotes not yet completed or cancelled are priced in the currency in force;
-                // resolving or booking them against another would mix the two.
-                let open = try await store.counts().filter { !$0.key.isFinal }.values.reduce(0, +)
-                if open > 0 {
-                    logger.error(
-                        "reload refused: the catalog changes the currency from \(inForce) to \(catalog.currency) while \(open) quotes priced in \(inForce) are still open; the catalog in force stays",
-                        metadata: ["from": "\(inForce)", "to": "\(catalog.currency)", "openQuotes": "\(open)"])
-                    return
-                }
-            }
-            // The store first: a mechanic is active there before any batch can name them.
-            try await store.syncCatalog(catalog)
-            live.replace(with: catalog)
+            warnIfDifferent(file: catalog, path: next.catalogFile, inForce: live.current, logger: logger)
             var needsRestart: [String] = []
             if next.endpoint != current.endpoint { needsRestart.append("endpoint") }
             if next.events != current.events { needsRestart.append("events") }
@@ -273,8 +294,7 @@ struct Startup {
             if !needsRestart.isEmpty {
                 logger.warning("not reloaded, restart to apply: \(needsRestart.joined(separator: ", "))")
             }
-            logger.notice(
-                "reloaded", metadata: ["logLevel": "\(next.logLevel)", "mechanics": "\(catalog.mechanics.count)"])
+            logger.notice("reloaded", metadata: ["logLevel": "\(next.logLevel)"])
         } catch {
             logger.error("reload failed, keeping the running configuration: \(error)")
         }

@@ -23,6 +23,7 @@ struct FailingCommits: QuoteStore {
         throw StoreError(.database, "disk I/O error (injected)")
     }
     func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }
+    func catalog() async throws(StoreError) -> Catalog { try await store.catalog() }
     func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? { try await store.quote(id) }
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
         try await store.quote(idempotencyKey: idempotencyKey)
@@ -213,10 +214,11 @@ extension StagesTests {
         let catalog = LiveCatalog(.standard)
         let committer = try BatchCommitter(
             store: store, catalog: catalog, logger: logger, daemonTicket: RequestTicket.daemon)
-        // A reload while the committer waits with an empty batch.
-        let smaller = try Catalog(
+        // A newer catalog (another daemon's change) while the committer waits with an empty batch.
+        var smaller = try Catalog(
             services: Catalog.standard.services, mechanics: Array(Catalog.standard.mechanics.prefix(1)))
-        catalog.replace(with: smaller)
+        smaller.version = 2
+        catalog.advance(to: smaller)
         var seen: Catalog?
         _ = committer.receive { batch in
             seen = batch.catalog

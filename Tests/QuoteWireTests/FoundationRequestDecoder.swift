@@ -65,6 +65,17 @@ struct FoundationRequest: Decodable {
             case .free: request.free = try container.decodeIfPresent(Bool.self, forKey: key)
             case .skill: request.skill = try container.decodeIfPresent(String.self, forKey: key)
             case .onDuty: request.onDuty = try container.decodeIfPresent(Bool.self, forKey: key)
+            case .name: request.name = try container.decodeIfPresent(String.self, forKey: key)
+            case .catalog:
+                // Any object that is not a catalog is refused at `catalog` itself, as the hand
+                // parser does.
+                guard try !container.decodeNil(forKey: key) else { break }
+                guard let document = try? container.decode(CatalogDocument.self, forKey: key) else {
+                    throw DecodingError.typeMismatch(
+                        CatalogDocument.self,
+                        .init(codingPath: container.codingPath + [key], debugDescription: "not a catalog"))
+                }
+                request.catalog = document
             }
         }
         request.presence = (try? WireRequest.Presence(decoder)) ?? WireRequest.Presence()
@@ -117,6 +128,7 @@ struct FoundationRequest: Decodable {
         case is Int.Type, is Int64.Type: "an integer"
         case is Bool.Type: "true or false"
         case is [String].Type, is [Any].Type: "an array"
+        case is CatalogDocument.Type: "a catalog object"
         default: "\(type)"
         }
     }

@@ -57,21 +57,28 @@ struct HostilePeerTests {
             // Beyond what the schema allows (100000000000 cents): refused as malformed.
             #expect(huge.errorCode == "invalid_request", "\(huge)")
 
-            // A reload that would move open USD quotes to EUR is refused; USD stays in force.
+            // A catalog that would move open USD quotes to EUR is refused; USD stays in force.
             try Self.writeCatalog(catalogPath, currency: "EUR", services: services)
+            let euros = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: catalogPath)))
+            let moved = try client.call(Requests.op("applyCatalog", ["catalog": euros]))
+            #expect(moved.errorCode == "invalid_catalog", "\(moved)")
+            // The file is only compared on SIGHUP, never applied behind the store's back.
             kill(daemon.process.processIdentifier, SIGHUP)
-            #expect(daemon.waitForLog { $0.contains { $0.contains("reload refused") && $0.contains("EUR") } })
+            #expect(daemon.waitForLog { $0.contains { $0.contains("differs from the store's catalog") } })
             let resolved = try client.call(Requests.op("resolve", ["quoteId": pending, "price": "10.00"]))
             #expect(resolved["ok"] as? Bool == true, "\(resolved)")
+            #expect(resolved.quote?["currency"] as? String == "USD", "\(resolved)")
         }
         #expect(daemon.stop() == 0)
 
-        // Restarted on the EUR catalog anyway: an older USD quote is refused, not a crash.
+        // Restarted on the EUR file: the store's USD catalog stays in force, with a warning.
         daemon = try DaemonProcess(stateDirectory: stateDirectory, arguments: ["--catalog", catalogPath])
         defer { #expect(daemon.stop() == 0) }
+        #expect(daemon.waitForLog { $0.contains { $0.contains("differs from the store's catalog") } })
         let client = try Client(context, endpoint: daemon.commands)
-        let mixed = try client.call(Requests.op("resolve", ["quoteId": later, "price": "10.00"]))
-        #expect(mixed.errorCode == "invalid_resolution", "\(mixed)")
+        let usd = try client.call(Requests.op("resolve", ["quoteId": later, "price": "10.00"]))
+        #expect(usd["ok"] as? Bool == true, "\(usd)")
+        #expect(usd.quote?["currency"] as? String == "USD", "\(usd)")
         #expect(try client.call(Requests.op("ping"))["pong"] as? Bool == true)
     }
 

@@ -160,28 +160,73 @@ final class Box {
 
 extension PostgresTests {
     @Test(
-        "a daemon started with another catalog says it replaces the shared one, and the daemon on the old one says it diverged"
+        "two daemons share the roster live: a mechanic added through one is booked through the other at once, and a catalog applied on one is in force on both with no warning"
     )
-    func catalogsThatDifferAreReported() throws {
+    func rosterIsSharedLive() throws {
         let url = try PostgresCluster.start().createDatabase()
         let first = try DaemonProcess(arguments: ["--postgres", url])
         defer { first.stop() }
-        #expect(!first.log.contains { $0.contains("replaces another") }, "the first catalog replaces none")
-
-        // The built-in catalog with one price changed.
+        // The built-in catalog with Oil Change at $40 instead of $35.
         let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("deploy/catalog.yaml")
         let text = try String(contentsOf: deploy, encoding: .utf8)
         #expect(text.contains(#"price: "35.00""#))
         let changed = FileManager.default.temporaryDirectory.appendingPathComponent("dear-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: changed) }
         try text.replacingOccurrences(of: #"price: "35.00""#, with: #"price: "40.00""#)
             .write(to: changed, atomically: true, encoding: .utf8)
+        // Started on another file, the second daemon says so and uses the store's catalog.
         let second = try DaemonProcess(arguments: ["--postgres", url, "--catalog", changed.path])
         defer { second.stop() }
-        #expect(second.log.contains { $0.contains("replaces another in the shared database") }, "\(second.log)")
-        #expect(
-            first.waitForLog(timeout: .seconds(30)) { lines in
-                lines.contains { $0.contains("another daemon applied a different catalog") }
-            }, "\(first.log.suffix(5))")
+        #expect(second.log.contains { $0.contains("differs from the store's catalog") }, "\(second.log)")
+        let context = try Context()
+        let one = try Client(context, endpoint: first.commands)
+        let other = try Client(context, endpoint: second.commands)
+        func oilChange(_ client: borrowing Client) throws -> Int? {
+            let services = try client.call(Requests.op("services"))["services"] as? [[String: Any]] ?? []
+            return services.first { $0["name"] as? String == "Oil Change" }?["priceCents"] as? Int
+        }
+        #expect(try oilChange(other) == 3_500)
+
+        // Added through one, booked by name through the other in the very next request.
+        let added = try one.call(Requests.op("addMechanic", ["name": "Nia Quill", "skill": "master"]))
+        #expect(added[object: "mechanic"]?["name"] as? String == "Nia Quill", "\(added)")
+        let ready = try other.call(Requests.submit())
+        let booked = try other.call(Requests.op("book", ["quoteId": ready.quoteID, "mechanic": "Nia Quill"]))
+        #expect(booked.quote?[object: "mechanic"]?["name"] as? String == "Nia Quill", "\(booked)")
+        // Retired through the other: never booked again through the first.
+        let retired = try other.call(Requests.op("retireMechanic", ["mechanic": "Zane Marine"]))
+        #expect(retired["ok"] as? Bool == true, "\(retired)")
+        let refused = try one.call(
+            Requests.op("book", ["quoteId": try one.call(Requests.submit()).quoteID, "mechanic": "Zane Marine"]))
+        #expect(refused.errorCode == "unknown_mechanic", "\(refused)")
+
+        // `catalog apply` through the first: in force on both, at the same version.
+        let applied = try Quotectl.run(["catalog", "apply", changed.path], environment: Quotectl.environment(first))
+        #expect(applied.status == 0, "\(applied.stderr)")
+        #expect(applied.stdout.contains("~ service Oil Change"), "\(applied.stdout)")
+        // Nia Quill was not in the file: she is retired with it.
+        #expect(applied.stdout.contains("- mechanic"), "\(applied.stdout)")
+        let versions = (
+            try one.call(Requests.op("catalog"))["catalogVersion"] as? Int,
+            try other.call(Requests.op("catalog"))["catalogVersion"] as? Int
+        )
+        #expect(versions.0 != nil && versions.0 == versions.1, "\(versions)")
+        #expect(try oilChange(one) == 4_000)
+        // The other daemon follows the log: it prices with the new catalog as soon as it read it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try oilChange(other) != 4_000, ContinuousClock.now < deadline {}
+        #expect(try oilChange(other) == 4_000)
+        let priced = try other.call(Requests.submit(services: ["Oil Change"]))
+        #expect(priced.quote?["priceCents"] as? Int == 4_000, "\(priced)")
+        let again = try Quotectl.run(
+            ["catalog", "apply", "--dry-run", changed.path], environment: Quotectl.environment(second))
+        #expect(again.stdout.contains("no difference"), "\(again.stdout)")
+        for daemon in [first, second] {
+            let warnings = daemon.log.filter {
+                ($0.hasPrefix("<4>") || $0.hasPrefix("<3>")) && !$0.contains("differs from")
+            }
+            #expect(warnings.isEmpty, "\(warnings)")
+        }
     }
 }

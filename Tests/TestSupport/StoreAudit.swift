@@ -1,10 +1,11 @@
 import QuoteCore
 public import QuoteStore
 
-/// Replays `events` and reports every moment a mechanic was claimed while held, or released
-/// by a quote that did not hold them.
+/// Replays `events` and reports every moment a mechanic was claimed while held or after
+/// they retired, or released by a quote that did not hold them.
 public func doubleBookings(in events: [StoredEvent]) -> [String] {
     var holder: [MechanicID: QuoteID] = [:]
+    var retired: Set<MechanicID> = []
     var problems: [String] = []
     for event in events {
         switch event.kind {
@@ -12,13 +13,18 @@ public func doubleBookings(in events: [StoredEvent]) -> [String] {
             if let current = holder[mechanic.id] {
                 problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while held by \(current)")
             }
+            if retired.contains(mechanic.id) {
+                problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) after retiring")
+            }
             holder[mechanic.id] = quote
         case .mechanicFree(let mechanic, let quote):
             if holder[mechanic.id] != quote {
                 problems.append("seq \(event.seq): \(mechanic.name) freed by \(quote), not its holder")
             }
             holder[mechanic.id] = nil
-        case .quote, .quoteReassigned, .mechanicDuty: break
+        case .roster(let mechanic, .retired): retired.insert(mechanic.id)
+        case .roster(let mechanic, .added): retired.remove(mechanic.id)
+        case .quote, .quoteReassigned, .mechanicDuty, .roster, .catalogApplied: break
         }
     }
     return problems

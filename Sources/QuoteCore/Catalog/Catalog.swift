@@ -8,14 +8,17 @@ public struct Catalog: Sendable {
     public let currency: Currency
     /// The services, in the order given.
     public let services: [Service]
-    /// The mechanics, in the order given.
-    public let mechanics: [Mechanic]
+    /// The mechanics, in the order given (those added later at the end).
+    public private(set) var mechanics: [Mechanic]
     /// The coupons, in the order given.
     public let coupons: [Coupon]
+    /// The store's number for this catalog: each change to a stored catalog makes the next.
+    /// 0 for a catalog not (yet) stored, as read from a file.
+    public var version: Int64 = 0
 
     private let servicesByKey: [String: Int]
-    private let mechanicsByKey: [String: Int]
-    private let mechanicsByID: [MechanicID: Int]
+    private var mechanicsByKey: [String: Int]
+    private var mechanicsByID: [MechanicID: Int]
     private let couponsByKey: [String: Int]
 
     /// Creates a catalog, reporting every inconsistency at once.
@@ -162,6 +165,37 @@ public struct Catalog: Sendable {
     /// The coupon with code `code`, ignoring case and surrounding spaces.
     public func coupon(code: String) -> Coupon? {
         couponsByKey[Catalog.key(code)].map { coupons[$0] }
+    }
+
+    /// This catalog with `mechanic` added at the end (their name and id must be new to it).
+    public func adding(_ mechanic: Mechanic) -> Catalog {
+        var catalog = self
+        catalog.mechanicsByKey[Catalog.key(mechanic.name)] = catalog.mechanics.count
+        catalog.mechanicsByID[mechanic.id] = catalog.mechanics.count
+        catalog.mechanics.append(mechanic)
+        return catalog
+    }
+
+    /// This catalog with the mechanic `mechanic.id` replaced by `mechanic` (same name).
+    public func replacing(_ mechanic: Mechanic) -> Catalog {
+        guard let index = mechanicsByID[mechanic.id] else { return self }
+        var catalog = self
+        catalog.mechanics[index] = mechanic
+        return catalog
+    }
+
+    /// This catalog without the mechanic `id`.
+    public func removing(_ id: MechanicID) -> Catalog {
+        guard let index = mechanicsByID[id] else { return self }
+        var catalog = self
+        catalog.mechanics.remove(at: index)
+        catalog.mechanicsByKey = [:]
+        catalog.mechanicsByID = [:]
+        for (position, mechanic) in catalog.mechanics.enumerated() {
+            catalog.mechanicsByKey[Catalog.key(mechanic.name)] = position
+            catalog.mechanicsByID[mechanic.id] = position
+        }
+        return catalog
     }
 
     /// The normalised look-up key of a name or code.

@@ -25,4 +25,13 @@ public enum QuoteCommand: Sendable, Hashable {
     /// one by the dispatch order, or when none is free to the front of the wait-list; its
     /// mechanic is freed and serves the line.
     case reassign(QuoteID, mechanic: String?)
+    /// Add a mechanic to the roster, on duty and free, under a new id.
+    case addMechanic(name: String, skill: Skill)
+    /// Change the skill of the mechanic named.
+    case updateMechanic(mechanic: String, skill: Skill)
+    /// Take the mechanic named off the roster for good: never booked again; their history,
+    /// and the quote they are booked on, stay theirs.
+    case retireMechanic(mechanic: String)
+    /// Put `catalog` in force in place of the stored one, as one change.
+    case applyCatalog(Catalog)
 }

@@ -18,6 +18,8 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
             case unknownMechanic = "unknown_mechanic"
             case idempotencyConflict = "idempotency_conflict"
             case notInCatalog = "not_in_catalog"
+            case duplicateMechanic = "duplicate_mechanic"
+            case invalidCatalog = "invalid_catalog"
         }
 
         private let base: Base
@@ -47,6 +49,11 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownMechanic = Code(.unknownMechanic)
         /// The idempotency key was used before for a different submission; nothing was applied.
         public static let idempotencyConflict = Code(.idempotencyConflict)
+        /// A mechanic on the roster already has the name given to a new one.
+        public static let duplicateMechanic = Code(.duplicateMechanic)
+        /// A catalog cannot be put in force: it is invalid (``QuoteError/problems`` says where),
+        /// or it changes the currency while quotes priced in the old one are open.
+        public static let invalidCatalog = Code(.invalidCatalog)
 
         /// The snake_case code used on the wire, such as `illegal_transition`.
         public var description: String { base.rawValue }

@@ -65,3 +65,17 @@ public struct Submission: Hashable, Sendable, Codable {
         self.coupon = coupon
     }
 }
+
+extension Submission {
+    /// The submission that builds `request` again: its names and codes, to check it against
+    /// another catalog.
+    public init(_ request: QuoteRequest) {
+        self.init(
+            customer: CustomerInput(
+                name: request.customer.name, email: request.customer.email, address: request.customer.address),
+            car: CarInput(
+                make: request.car.make, model: request.car.model, year: request.car.year, trim: request.car.trim),
+            services: request.services.map(\.name), mechanic: request.preferredMechanic?.name,
+            coupon: request.coupon?.code)
+    }
+}

@@ -1,11 +1,72 @@
 import ArgumentParser
 import QuoteWire
 
-/// `quotectl mechanic off|on NAME`: support takes a mechanic off duty, or puts them back.
+/// `quotectl mechanic add|update|retire|off|on NAME`: operators change the roster; support
+/// takes a mechanic off duty, or puts them back.
 struct MechanicCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "mechanic", abstract: "Take a mechanic off duty, or put them back on duty.",
-        subcommands: [Off.self, On.self])
+        commandName: "mechanic", abstract: "Add, change or retire a mechanic; take them off duty or back on.",
+        subcommands: [Add.self, Update.self, Retire.self, Off.self, On.self])
+
+    /// `quotectl mechanic add NAME --skill SKILL`.
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a mechanic to the roster, on duty: they take the first quote in line they can do.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The new mechanic's name.") var name: String
+        @Option(help: "Their skill (junior, apprentice, experienced, master).") var skill: String
+
+        func run() async throws {
+            var request = WireRequest(op: .addMechanic)
+            request.name = name
+            request.skill = skill
+            try await MechanicCommand.change(request, saying: "added", global: global)
+        }
+    }
+
+    /// `quotectl mechanic update NAME --skill SKILL`.
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a mechanic's skill; the work in hand stays theirs.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+        @Option(help: "Their new skill (junior, apprentice, experienced, master).") var skill: String
+
+        func run() async throws {
+            var request = WireRequest(op: .updateMechanic)
+            request.mechanic = name
+            request.skill = skill
+            try await MechanicCommand.change(request, saying: "updated", global: global)
+        }
+    }
+
+    /// `quotectl mechanic retire NAME`.
+    struct Retire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Retire a mechanic: never booked again; their history and booked quote stay theirs.",
+            discussion: "Their booked quote can be moved with `quotectl reassign ID`.")
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+
+        func run() async throws {
+            var request = WireRequest(op: .retireMechanic)
+            request.mechanic = name
+            try await MechanicCommand.change(request, saying: "retired", global: global)
+        }
+    }
+
+    /// Sends a change of the roster and says what it did.
+    static func change(_ request: WireRequest, saying done: String, global: GlobalOptions) async throws {
+        try await global.show(request) { reply, output in
+            if let mechanic = reply.mechanic {
+                output.line("\(mechanic.name) (#\(mechanic.id), \(mechanic.skill)) \(done)")
+            }
+            if let quote = reply.quote { output.quote(quote, history: nil) }
+        }
+    }
 
     /// `quotectl mechanic off NAME`.
     struct Off: AsyncParsableCommand {

@@ -48,7 +48,7 @@ struct Watch: ParsableCommand {
     /// Whether the filters let `event` through.
     func wants(_ event: WireEvent) -> Bool {
         if let quote, event.quoteId != quote { return false }
-        let isMechanic = event.type.hasPrefix("mechanic.")
+        let isMechanic = event.type.hasPrefix("mechanic.") || event.type.hasPrefix("catalog.")
         if let type, type == .mechanic ? !isMechanic : isMechanic { return false }
         if !states.isEmpty {
             // A reassignment's `to` names a mechanic: the state it left the quote in is its quote's.

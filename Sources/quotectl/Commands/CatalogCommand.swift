@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import QuoteClient
+import QuoteCore
+import QuoteWire
+import Yams
+
+/// `quotectl catalog show|apply`: the catalog in force, and putting a catalog file in force
+/// on every daemon of the store at once.
+struct CatalogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog", abstract: "Show the catalog in force, or apply a catalog file.",
+        subcommands: [Show.self, Apply.self])
+
+    /// `quotectl catalog show`.
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the catalog in force with its version (--json: as a catalog file holds it).")
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            try await global.show(WireRequest(op: .catalog)) { reply, output in
+                guard let document = reply.catalog else { return }
+                output.line("catalog version \(reply.catalogVersion ?? 0), in \(document.currency ?? "USD")")
+                output.table(
+                    ["SERVICE", "MINIMUM SKILL", "PRICE"],
+                    document.services.map { [$0.name, $0.minimumSkill, $0.price ?? "-"] })
+                output.table(
+                    ["ID", "MECHANIC", "SKILL"], document.mechanics.map { [String($0.id), $0.name, $0.skill] })
+                let coupons = document.coupons ?? []
+                if !coupons.isEmpty {
+                    output.table(
+                        ["COUPON", "OFF", "EXPIRES"],
+                        coupons.map { coupon in
+                            [
+                                coupon.code, coupon.percentOff.map { "\($0)%" } ?? coupon.amountOff ?? "-",
+                                coupon.expires ?? "never",
+                            ]
+                        })
+                }
+            }
+        }
+    }
+
+    /// `quotectl catalog apply FILE [--dry-run]`.
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put a catalog file in force, as one change, on every daemon of the store.",
+            discussion: """
+                The file (YAML, or JSON when it ends in .json) is checked first and every problem is listed. \
+                Then the difference from the catalog in force is shown: + added, - removed (a mechanic \
+                retired), ~ changed. With --dry-run, nothing more; otherwise the catalog is applied, and \
+                each mechanic added, changed or retired is announced, then catalog.applied.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The catalog file.", completion: .file(extensions: ["yaml", "yml", "json"])) var file: String
+        @Flag(help: "Show the difference only; change nothing.") var dryRun = false
+
+        func run() async throws {
+            let document = try Self.read(file)
+            let catalog: Catalog
+            do {
+                catalog = try document.catalog()
+            } catch {
+                throw QuotedError(
+                    .usage,
+                    "\(file) is not a valid catalog:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
+            }
+            try await global.withQuoted { (quoted, output) throws(QuotedError) in
+                let current = try await quoted.checked(WireRequest(op: .catalog))
+                let changes: [String]
+                do {
+                    changes = try (current.catalog?.catalog()).map { $0.difference(to: catalog) } ?? []
+                } catch {
+                    throw QuotedError(.internal, "quoted sent a catalog that does not read back: \(error)")
+                }
+                if !output.json {
+                    output.line(
+                        changes.isEmpty
+                            ? "no difference from the catalog in force (version \(current.catalogVersion ?? 0))"
+                            : "against the catalog in force (version \(current.catalogVersion ?? 0)):")
+                    for change in changes { output.line("  \(change)") }
+                }
+                guard !dryRun else {
+                    if output.json { output.reply(current) }
+                    return
+                }
+                var request = WireRequest(op: .applyCatalog)
+                request.catalog = document
+                let reply = try await quoted.checked(request)
+                if output.json { return output.reply(reply) }
+                output.line("catalog version \(reply.catalogVersion ?? 0) in force")
+            }
+        }
+
+        /// The document in `path`, YAML or JSON.
+        static func read(_ path: String) throws -> CatalogDocument {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw QuotedError(.usage, "cannot read \(path): \(error.localizedDescription)")
+            }
+            do {
+                return path.hasSuffix(".json")
+                    ? try JSONDecoder().decode(CatalogDocument.self, from: data)
+                    : try YAMLDecoder().decode(CatalogDocument.self, from: data)
+            } catch {
+                throw QuotedError(.usage, "\(path) is not a catalog: \(error)")
+            }
+        }
+    }
+}
