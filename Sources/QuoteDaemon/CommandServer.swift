@@ -71,11 +71,12 @@ public final class CommandServer: ServiceLifecycle.Service {
                     // Another daemon changed the catalog: its version is in force here too.
                     guard events.contains(where: \.changesCatalog) else { return }
                     await self?.followCatalog()
+                },
+                encode: { [catalog, configuration] events in
+                    ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes).encodeLogged(
+                        events, currency: catalog.current.currency)
                 }
-            ) { [catalog, configuration] events in
-                ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes).encodeLogged(
-                    events, currency: catalog.current.currency)
-            } : nil
+            ) : nil
         // Page reads per batch: their replies' encoding, on the I/O thread, stays within
         // `bytesPerTurn`; a read loads no more rows than fit in a reply (none under 512 bytes).
         let worker = try BatchCommitter(
