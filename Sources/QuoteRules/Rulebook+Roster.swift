@@ -55,8 +55,31 @@ extension Rulebook {
         let mechanic = try Self.mechanic(named: name, in: catalog.catalog)
         try await transaction.retireMechanic(mechanic.id)
         catalog.change(to: catalog.catalog.removing(mechanic.id))
-        let events = try await transaction.append([.roster(mechanic, change: .retired)], by: steps.actor.name)
+        var events = try await transaction.append([.roster(mechanic, change: .retired)], by: steps.actor.name)
+        events += try await unqueue(
+            waitingFor: mechanic, notice: "\(mechanic.name) no longer works with us.", with: steps)
         return CommandOutcome(quote: nil, events: events, mechanic: mechanic)
+    }
+
+    /// Takes every quote waiting for `mechanic` by name out of line, back to ready with
+    /// `notice` and a word on what to do: the customer chose that mechanic, who will not come
+    /// (or not soon), so booking another is theirs to choose, not quoted's.
+    func unqueue(
+        waitingFor mechanic: Mechanic, notice: String, with steps: Steps
+    ) async throws(StoreError) -> [StoredEvent] {
+        let transaction = steps.transaction
+        var events: [StoredEvent] = []
+        for id in try await transaction.quotesWaiting(for: mechanic.id) {
+            guard let waiting = try await transaction.quote(id), case .waiting(_, _, let named?) = waiting.stage,
+                named.id == mechanic.id
+            else { continue }
+            let now = transaction.now
+            let ready = try Self.afterWriting { () throws(QuoteError) in
+                try waiting.unqueued(notice: notice + " Book again, with another mechanic or anyone free.", at: now)
+            }
+            events += try await steps.record(ready, replacing: waiting)
+        }
+        return events
     }
 
     /// Puts `next` in force as one change: an event per mechanic added, changed or retired,

@@ -292,8 +292,9 @@ public struct Rulebook: Sendable {
         case .applyCatalog(let next):
             return try await applyCatalog(next, catalog: batch, with: steps)
         case .recheck(let command, let refusal):
-            guard try await batch.refresh(in: transaction, forChange: false),
-                case .success(let checked) = check(command, in: batch.catalog, at: transaction.now, by: steps.actor)
+            // The batch's catalog may have been brought up to the store's already.
+            _ = try await batch.refresh(in: transaction, forChange: false)
+            guard case .success(let checked) = check(command, in: batch.catalog, at: transaction.now, by: steps.actor)
             else { throw refusal }
             if case .recheck = checked { throw refusal }
             return try await execute(checked, catalog: batch, with: steps)
@@ -359,6 +360,8 @@ public struct Rulebook: Sendable {
             // An unable mechanic is refused before their busy flag is touched.
             _ = try quote.booked(with: named, at: transaction.now)
             guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
+                // Off duty, they may not be back today: no line to wait in for them.
+                try await Self.checkOnDuty(named, in: transaction)
                 guard wait else { throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote") }
                 return try await enqueue(quote, for: named, with: steps)
             }
@@ -430,7 +433,9 @@ public struct Rulebook: Sendable {
         }
         var events = try await steps.transaction.append([.mechanicDuty(mechanic, onDuty: onDuty)], by: steps.actor.name)
         var quote: Quote?
-        if onDuty {
+        if !onDuty {
+            events += try await unqueue(waitingFor: mechanic, notice: "\(mechanic.name) is off duty.", with: steps)
+        } else {
             let served = try await serve(mechanic, with: steps)
             quote = served.first?.quote
             events += served
@@ -458,7 +463,8 @@ public struct Rulebook: Sendable {
         var claimed: Mechanic?
         if let named {
             guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
-                throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote or off duty")
+                try await Self.checkOnDuty(named, in: transaction)
+                throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote")
             }
             claimed = named
             moved = try quote.reassigned(to: named, at: now)
@@ -500,6 +506,16 @@ public struct Rulebook: Sendable {
         }
         guard let last else { throw QuoteError(.noMechanicAvailable, "no waiting quote can be served now") }
         return CommandOutcome(quote: last, events: events)
+    }
+
+    /// Refuses `mechanic`, who could not be claimed, when the reason is that they are off
+    /// duty or no longer on the roster (a catalog snapshot older than the store's).
+    private static func checkOnDuty(_ mechanic: Mechanic, in transaction: any StoreTransaction) async throws {
+        switch try await transaction.isOnDuty(mechanic.id) {
+        case nil: throw QuoteError(.unknownMechanic, "\(mechanic.name) is no longer on the roster")
+        case false?: throw QuoteError(.mechanicOffDuty, "\(mechanic.name) is off duty")
+        case true?: return
+        }
     }
 
     // MARK: Steps

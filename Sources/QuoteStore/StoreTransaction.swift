@@ -58,6 +58,11 @@ public protocol StoreTransaction: AnyObject {
     /// there is none.
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote?
 
+    /// The quotes waiting for `mechanic` by name, in line order, as committed or changed
+    /// earlier in this transaction (read each with ``quote(_:)``: one may have stopped
+    /// waiting since).
+    func quotesWaiting(for mechanic: MechanicID) async throws(StoreError) -> [QuoteID]
+
     /// The place in line of the waiting quote `quote`: 1 for the next served.
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int
 
@@ -68,6 +73,10 @@ public protocol StoreTransaction: AnyObject {
     /// or are not active. Off duty, they are never claimed (``claim(_:minimumSkill:for:)``,
     /// ``claimFirstFree(minimumSkill:for:)``, ``freeMechanics()``); a claim they hold stays.
     func setDuty(_ mechanic: MechanicID, onDuty: Bool) async throws(StoreError) -> Bool
+
+    /// Whether `mechanic` is on duty, as this transaction sees it; `nil` when they are not
+    /// on the roster (retired, or never were).
+    func isOnDuty(_ mechanic: MechanicID) async throws(StoreError) -> Bool?
 
     /// Moves the waiting quote `quote`, just put in line by ``update(_:step:)``, to the front
     /// of the line: the next served by anyone able.

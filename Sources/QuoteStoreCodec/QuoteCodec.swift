@@ -296,6 +296,7 @@ private struct Writer: ~Copyable {
         // Appended later: a record written before it ends here, and reads as nil.
         optional(quote.submittedBy) { $0.string($1) }
         optional(quote.submissionDigest) { $0.unsigned($1.rawValue) }
+        optional(quote.notice) { $0.string($1) }
     }
 }
 
@@ -463,8 +464,9 @@ private struct Reader {
         let updatedAt = try date()
         let submittedBy = offset < buffer.count ? try optional { try $0.string() } : nil
         let digest = offset < buffer.count ? try optional { try $0.unsigned() } : nil
+        let notice = offset < buffer.count ? try optional { try $0.string() } : nil
         return Quote(
             id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
-            submittedBy: submittedBy, submissionDigest: digest.map(SubmissionDigest.init(rawValue:)))
+            submittedBy: submittedBy, submissionDigest: digest.map(SubmissionDigest.init(rawValue:)), notice: notice)
     }
 }

@@ -616,6 +616,29 @@ extension PostgresTransaction {
         try await PostgresQuoteStore.record(catalog, on: connection)
     }
 
+    func quotesWaiting(for mechanic: MechanicID) async throws(StoreError) -> [QuoteID] {
+        var ids: [QuoteID] = []
+        for row in try await query(
+            """
+            SELECT id FROM quotes WHERE wait_seq IS NOT NULL AND wait_mechanic = \(mechanic.rawValue)
+            ORDER BY wait_seq, id
+            """)
+        {
+            ids.append(QuoteID(try decode(row, as: Int64.self)))
+        }
+        // Those put in line in this transaction are not written yet.
+        for entry in pending.quotes where entry.isNew || !ids.contains(entry.quote.id) {
+            if case .waiting(_, _, let named?) = entry.quote.stage, named.id == mechanic { ids.append(entry.quote.id) }
+        }
+        return ids
+    }
+
+    func isOnDuty(_ mechanic: MechanicID) async throws(StoreError) -> Bool? {
+        let rows = try await query("SELECT on_duty FROM mechanics WHERE id = \(mechanic.rawValue) AND active")
+        guard let row = rows.first else { return nil }
+        return try decode(row, as: Bool.self)
+    }
+
     func hasOpenQuotes() async throws(StoreError) -> Bool {
         let rows = try await query(
             "SELECT EXISTS (SELECT 1 FROM quotes WHERE state NOT IN ('completed', 'cancelled'))")

@@ -539,6 +539,23 @@ extension SQLiteTransaction {
         }
     }
 
+    func quotesWaiting(for mechanic: MechanicID) throws(StoreError) -> [QuoteID] {
+        try run {
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM quotes WHERE wait_seq IS NOT NULL AND wait_mechanic = ? ORDER BY wait_seq",
+                arguments: [mechanic.rawValue]
+            ).map(QuoteID.init)
+        }
+    }
+
+    func isOnDuty(_ mechanic: MechanicID) throws(StoreError) -> Bool? {
+        try run {
+            try Bool.fetchOne(
+                db, sql: "SELECT on_duty = 1 FROM mechanics WHERE id = ? AND active = 1", arguments: [mechanic.rawValue]
+            )
+        }
+    }
+
     func hasOpenQuotes() throws(StoreError) -> Bool {
         try run {
             try Bool.fetchOne(

@@ -9,6 +9,8 @@ struct QuoteTests {
         [.submitted, .pending], [.submitted, .ready], [.pending, .ready], [.ready, .booked], [.booked, .completed],
         [.submitted, .cancelled], [.pending, .cancelled], [.ready, .cancelled], [.booked, .cancelled],
         [.ready, .waiting], [.waiting, .booked], [.waiting, .cancelled],
+        // Out of line: the mechanic it named went off duty or retired.
+        [.waiting, .ready],
         // Reassigned: to another mechanic, or to the front of the line.
         [.booked, .booked], [.booked, .waiting],
     ]
@@ -48,6 +50,7 @@ struct QuoteTests {
                 .priced(currency: .usd, at: now)
         case .ready:
             if quote.status == .submitted { return try quote.priced(currency: .usd, at: now) }
+            if quote.status == .waiting { return try quote.unqueued(notice: "Joe Murphy is off duty.", at: now) }
             return try quote.resolved(with: Resolution(trim: "EX"), in: Fixtures.catalog, at: now)
         case .booked:
             if quote.status == .booked { return try quote.reassigned(to: Fixtures.mechanic("Zane Marine"), at: now) }

@@ -37,3 +37,19 @@ extension Result {
         return nil
     }
 }
+
+/// Replays `events` and reports every claim of a mechanic while off duty.
+public func bookingsOffDuty(in events: [StoredEvent]) -> [String] {
+    var offDuty: Set<MechanicID> = []
+    var problems: [String] = []
+    for event in events {
+        switch event.kind {
+        case .mechanicDuty(let mechanic, let onDuty):
+            if onDuty { offDuty.remove(mechanic.id) } else { offDuty.insert(mechanic.id) }
+        case .mechanicBusy(let mechanic, let quote) where offDuty.contains(mechanic.id):
+            problems.append("seq \(event.seq): \(mechanic.name) claimed by \(quote) while off duty")
+        default: break
+        }
+    }
+    return problems
+}

@@ -24,11 +24,13 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         @usableFromInline let updatedAt: Date
         @usableFromInline let submittedBy: String?
         @usableFromInline let submissionDigest: SubmissionDigest?
+        @usableFromInline let notice: String?
 
         init(
             id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
-            submittedBy: String?, submissionDigest: SubmissionDigest?
+            submittedBy: String?, submissionDigest: SubmissionDigest?, notice: String?
         ) {
+            self.notice = notice
             self.id = id
             self.request = request
             self.stage = stage
@@ -62,6 +64,10 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// retry under the same idempotency key must match it. `nil` for quotes stored before it
     /// was kept.
     @inlinable public var submissionDigest: SubmissionDigest? { fields.submissionDigest }
+    /// Why the quote is in its state when it did not get there by a request about it: a
+    /// quote that left the line of a mechanic who went off duty or retired. Dropped by the
+    /// next transition.
+    @inlinable public var notice: String? { fields.notice }
 
     /// A newly submitted quote.
     public init(
@@ -76,11 +82,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// Recreates a quote exactly as stored.
     public init(
         id: QuoteID, request: QuoteRequest, stage: QuoteStage, submittedAt: Date, updatedAt: Date,
-        submittedBy: String? = nil, submissionDigest: SubmissionDigest? = nil
+        submittedBy: String? = nil, submissionDigest: SubmissionDigest? = nil, notice: String? = nil
     ) {
         fields = Fields(
             id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
-            submittedBy: submittedBy, submissionDigest: submissionDigest)
+            submittedBy: submittedBy, submissionDigest: submissionDigest, notice: notice)
     }
 
     /// Equal when every field is: the same box at once, else field by field (the cheapest
@@ -89,7 +95,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         if lhs.fields === rhs.fields { return true }
         return lhs.id == rhs.id && lhs.stage == rhs.stage && lhs.updatedAt == rhs.updatedAt
             && lhs.submittedAt == rhs.submittedAt && lhs.submittedBy == rhs.submittedBy && lhs.request == rhs.request
-            && lhs.submissionDigest == rhs.submissionDigest
+            && lhs.submissionDigest == rhs.submissionDigest && lhs.notice == rhs.notice
     }
 
     /// Hashes every field, as the synthesized conformance did.
@@ -101,10 +107,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         hasher.combine(updatedAt)
         hasher.combine(submittedBy)
         hasher.combine(submissionDigest)
+        hasher.combine(notice)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, request, stage, submittedAt, updatedAt, submittedBy, submissionDigest
+        case id, request, stage, submittedAt, updatedAt, submittedBy, submissionDigest, notice
     }
 
     /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
@@ -117,7 +124,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             submittedAt: try container.decode(Date.self, forKey: .submittedAt),
             updatedAt: try container.decode(Date.self, forKey: .updatedAt),
             submittedBy: try container.decodeIfPresent(String.self, forKey: .submittedBy),
-            submissionDigest: try container.decodeIfPresent(SubmissionDigest.self, forKey: .submissionDigest))
+            submissionDigest: try container.decodeIfPresent(SubmissionDigest.self, forKey: .submissionDigest),
+            notice: try container.decodeIfPresent(String.self, forKey: .notice))
     }
 
     /// Encodes the keys the synthesized conformance used.
@@ -130,6 +138,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(submittedBy, forKey: .submittedBy)
         try container.encodeIfPresent(submissionDigest, forKey: .submissionDigest)
+        try container.encodeIfPresent(notice, forKey: .notice)
     }
 
     // MARK: What each state has
@@ -190,7 +199,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         case .pending:
             "Your quote is currently pending, we will get back to you with a ready quote soon"
         case .ready(let pricing):
-            "Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
+            (notice.map { $0 + " " } ?? "")
+                + "Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
         case .booked(_, let assignment):
             "Your appointment has been booked with \(assignment.mechanic.name)."
         case .completed:
@@ -267,6 +277,17 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         guard case .ready(let pricing) = stage else { throw .illegalTransition(from: status, to: .waiting) }
         if let mechanic { try checkAble(mechanic) }
         return try moved(to: .waiting(pricing: pricing, since: now, mechanic: mechanic), at: now)
+    }
+
+    /// Takes a waiting quote out of line, back to ready, saying why (`notice`): the mechanic
+    /// it named will not come (off duty, retired), and another booking is the customer's to
+    /// choose.
+    public func unqueued(notice: String, at now: Date) throws(QuoteError) -> Quote {
+        guard case .waiting(let pricing, _, _) = stage else { throw .illegalTransition(from: status, to: .ready) }
+        let ready = try moved(to: .ready(pricing: pricing), at: now)
+        return Quote(
+            id: id, request: request, stage: ready.stage, submittedAt: submittedAt, updatedAt: now,
+            submittedBy: submittedBy, submissionDigest: submissionDigest, notice: notice)
     }
 
     /// Moves a booked quote to `mechanic`, who must have the skill its services need; the

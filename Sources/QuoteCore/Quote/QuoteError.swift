@@ -20,6 +20,7 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
             case notInCatalog = "not_in_catalog"
             case duplicateMechanic = "duplicate_mechanic"
             case invalidCatalog = "invalid_catalog"
+            case mechanicOffDuty = "mechanic_off_duty"
         }
 
         private let base: Base
@@ -37,6 +38,8 @@ public struct QuoteError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cannotPerform = Code(.cannotPerform)
         /// The mechanic asked for is booked on another quote.
         public static let mechanicBusy = Code(.mechanicBusy)
+        /// The mechanic asked for is off duty: booked by no one, and no line waits for them.
+        public static let mechanicOffDuty = Code(.mechanicOffDuty)
         /// No free mechanic has the skill the quote needs.
         public static let noMechanicAvailable = Code(.noMechanicAvailable)
         /// A resolution left the quote still missing information and set no price.

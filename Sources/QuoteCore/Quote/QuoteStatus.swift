@@ -6,6 +6,7 @@ public import Foundation
 /// submitted ─┬─> pending ──> ready ─┬──────────────> booked ──> completed
 ///            └──────────────> ready └─> waiting ──> booked
 /// booked ──> booked (reassigned), booked ──> waiting (reassigned, no one free)
+/// waiting ──> ready (the mechanic it named went off duty or retired)
 /// any state but completed ──> cancelled
 /// ```
 ///
@@ -19,7 +20,8 @@ public enum QuoteStatus: String, Sendable, Hashable, Codable, CaseIterable, Cust
     public func canMove(to next: QuoteStatus) -> Bool {
         switch (self, next) {
         case (.submitted, .pending), (.submitted, .ready), (.pending, .ready), (.ready, .booked),
-            (.ready, .waiting), (.waiting, .booked), (.booked, .completed), (.booked, .booked), (.booked, .waiting):
+            (.ready, .waiting), (.waiting, .booked), (.booked, .completed), (.booked, .booked), (.booked, .waiting),
+            (.waiting, .ready):
             true
         case (.submitted, .cancelled), (.pending, .cancelled), (.ready, .cancelled), (.booked, .cancelled),
             (.waiting, .cancelled):
