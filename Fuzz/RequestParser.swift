@@ -104,6 +104,22 @@ private func write(_ command: QuoteCommand, id: RequestID?) {
             } else {
                 quote = try fixtures.booked.requeued(at: now)
             }
+        case .addMechanic, .updateMechanic, .retireMechanic:
+            // Checked against the catalog in the transaction; the reply names the mechanic.
+            guard case .success = rulebook.check(command, in: catalog, at: now) else { return }
+            var reply = WireReply.success(id)
+            reply.mechanic = WireQuote.WireMechanic(catalog.mechanics[0])
+            checkReply(reply)
+            return
+        case .applyCatalog(let applied):
+            // A catalog that passed the wire's checks reads back as a document, whole.
+            guard (try? CatalogDocument(applied).catalog()) == applied else {
+                fatalError("an applied catalog does not read back from its document")
+            }
+            var reply = WireReply.success(id)
+            reply.catalogVersion = applied.version + 1
+            checkReply(reply)
+            return
         }
         checkQuoteReply(quote, id: id)
     } catch {
@@ -117,6 +133,9 @@ private func read(_ query: ReadQuery, id: RequestID?) {
     case .services: reply.services = catalog.services.map(WireReply.service)
     case .ping: reply.pong = true
     case .get: reply.quote = WireQuote(fixtures.booked, currency: catalog.currency)
+    case .catalog:
+        reply.catalogVersion = 1
+        reply.catalog = CatalogDocument(catalog)
     default: break
     }
     checkReply(reply)

@@ -11,7 +11,7 @@ import QuoteStore
 /// - `events` / `QUOTED_EVENTS` / `--events`: the PUB for events; default `tcp://127.0.0.1:5556`.
 /// - `stateDirectory` / `QUOTED_STATE_DIRECTORY` / `--state-dir`: where the embedded SQLite store's `quoted.sqlite` lives;
 ///   default `var/quoted`.
-/// - `catalog` / `QUOTED_CATALOG` / `--catalog`: a YAML or JSON catalog file; default the built-in catalog.
+/// - `catalog` / `QUOTED_CATALOG` / `--catalog`: a YAML or JSON catalog file, seeding a store that has none; default the built-in catalog.
 /// - `maxMessageBytes` / `QUOTED_MAX_MESSAGE_BYTES` / `--max-message-bytes`: the largest request answered, 256 to
 ///   16,777,216; default 65,536. Frames over twice this are dropped by libzmq (`ZMQ_MAXMSGSIZE`) with the connection.
 /// - `logLevel` / `QUOTED_LOG_LEVEL` / `--log-level`: trace, debug, info, notice, warning, error, critical; default info.

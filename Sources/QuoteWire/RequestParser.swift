@@ -29,7 +29,7 @@ struct RequestParser {
     /// Whether every string read so far was printable ASCII without escapes: then the text
     /// checks after the parse need only look at lengths.
     private var allPlain = true
-    /// The first key of `customer` or `car` that the protocol does not have.
+    /// The first key of `customer`, `car` or `catalog` that the protocol does not have.
     private var unknownNested: String?
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -135,7 +135,13 @@ struct RequestParser {
             let start = parser.index
             try parser.skipValue(depth: 1)
             let object = Data(UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.index]))
-            return try? JSONDecoder().decode(CatalogDocument.self, from: object)
+            guard let document = try? JSONDecoder().decode(CatalogDocument.self, from: object) else { return nil }
+            if let unknown = CatalogDocument.firstUnknownKey(in: object),
+                parser.unknownNested.map({ WireRequest.precedes(unknown, $0) }) ?? true
+            {
+                parser.unknownNested = unknown
+            }
+            return document
         }
     }
 

@@ -26,6 +26,9 @@ public struct WireError: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let forbidden = Code(rawValue: "forbidden")
         /// The daemon is stopping and takes no more requests.
         public static let shuttingDown = Code(rawValue: "shutting_down")
+        /// A catalog that cannot be put in force (`applyCatalog`): ``WireError/problems`` says
+        /// where.
+        public static let invalidCatalog = Code(rawValue: "invalid_catalog")
     }
 
     public var code: Code

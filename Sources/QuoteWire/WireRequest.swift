@@ -292,7 +292,11 @@ extension WireRequest {
             action = .write(.setDuty(mechanic: mechanic ?? "", onDuty: onDuty ?? true))
         case .reassign: action = .write(.reassign(quote(), mechanic: mechanic))
         case .addMechanic:
-            if self.name == nil { problems.append(Problem(field: "name", message: "is required")) }
+            if let name = self.name {
+                if name.isBlank { problems.append(Problem(field: "name", message: "must not be blank")) }
+            } else {
+                problems.append(Problem(field: "name", message: "is required"))
+            }
             action = .write(.addMechanic(name: self.name ?? "", skill: requiredSkill()))
         case .updateMechanic:
             if mechanic == nil { problems.append(Problem(field: "mechanic", message: "is required")) }
@@ -306,8 +310,14 @@ extension WireRequest {
             if let catalog {
                 do {
                     checked = try catalog.catalog()
+                } catch  where problems.isEmpty {
+                    // What no schema can say (names unique whatever their case, one currency):
+                    // a domain refusal, with every problem at its path.
+                    throw WireError(
+                        code: .invalidCatalog, message: "the catalog has problems; nothing was applied",
+                        problems: error.problems.map { Problem(field: "catalog.\($0.field)", message: $0.message) })
                 } catch {
-                    problems += error.problems.map { Problem(field: "catalog.\($0.field)", message: $0.message) }
+                    // The request's own problems first.
                 }
             } else {
                 problems.append(Problem(field: "catalog", message: "is required"))

@@ -15,7 +15,9 @@ struct DaemonOptions: ParsableArguments {
     var events: String?
     @Option(name: Key.stateDirectory.long, help: "Where the SQLite database lives\(Key.stateDirectory.defaultHelp).")
     var stateDirectory: String?
-    @Option(name: Key.catalog.long, help: "A YAML or JSON catalog file (default: the built-in catalog).")
+    @Option(
+        name: Key.catalog.long,
+        help: "A YAML or JSON catalog file, seeding a store that has none (default: the built-in catalog).")
     var catalog: String?
     @Option(
         name: Key.maxMessageBytes.long, help: "The largest request answered\(Key.maxMessageBytes.defaultHelp).")

@@ -20,8 +20,8 @@ struct ContractTests {
             #expect(run.stdout.contains("\(schema).schema.json: a valid JSON Schema 2020-12 document"), "\(run.stdout)")
         }
         #expect(run.stdout.contains("docs/asyncapi.yaml: a valid AsyncAPI 3.0 document over the three schemas"))
-        #expect(run.stdout.contains("(jsonschema): 13 samples valid; 34 mutations"), "\(run.stdout)")
-        #expect(run.stdout.contains("(jsonschema-rs): 13 samples valid; 34 mutations"), "\(run.stdout)")
+        #expect(run.stdout.contains("(jsonschema): 17 samples valid; 38 mutations"), "\(run.stdout)")
+        #expect(run.stdout.contains("(jsonschema-rs): 17 samples valid; 38 mutations"), "\(run.stdout)")
     }
 
     @Test("A tour of the protocol: every operation and every event type, all through the logged client and subscriber")
@@ -66,7 +66,20 @@ struct ContractTests {
         let moved = try client.call(Requests.op("reassign", ["quoteId": booked[2]]))
         #expect(moved["ok"] as? Bool == true, "\(moved)")
         #expect(try client.call(Requests.op("setDuty", ["mechanic": name, "onDuty": true]))["ok"] as? Bool == true)
-        for read in ["get", "list", "mechanics", "services", "stats", "events", "ping"] {
+        // The roster changed live, then the whole catalog as it was read back.
+        let added = try client.call(Requests.op("addMechanic", ["name": "Nia Quill", "skill": "master"]))
+        #expect(added["ok"] as? Bool == true, "\(added)")
+        let updated = try client.call(Requests.op("updateMechanic", ["mechanic": "Nia Quill", "skill": "junior"]))
+        #expect(updated["ok"] as? Bool == true, "\(updated)")
+        let retired = try client.call(Requests.op("retireMechanic", ["mechanic": "Nia Quill"]))
+        #expect(retired["ok"] as? Bool == true, "\(retired)")
+        var catalog = try #require(try client.call(Requests.op("catalog"))["catalog"] as? [String: Any])
+        var services = catalog["services"] as? [[String: Any]] ?? []
+        services[0]["price"] = "99.00"
+        catalog["services"] = services
+        let applied = try client.call(Requests.op("applyCatalog", ["catalog": catalog]))
+        #expect(applied["catalogVersion"] as? Int == 5, "\(applied)")
+        for read in ["get", "list", "mechanics", "services", "stats", "events", "ping", "waiting", "catalog"] {
             let fields: [String: Any] = read == "get" ? ["quoteId": master] : read == "events" ? ["since": 0] : [:]
             #expect(try client.call(Requests.op(read, fields))["ok"] as? Bool == true, "\(read)")
         }
@@ -83,7 +96,8 @@ struct ContractTests {
                 == [
                     "quote.submitted", "quote.ready", "quote.pending", "quote.booked", "quote.waiting",
                     "quote.completed", "quote.cancelled", "quote.reassigned", "mechanic.busy", "mechanic.free",
-                    "mechanic.off_duty", "mechanic.on_duty",
+                    "mechanic.off_duty", "mechanic.on_duty", "mechanic.added", "mechanic.updated", "mechanic.retired",
+                    "catalog.applied",
                 ])
     }
 }

@@ -305,7 +305,7 @@ struct QuotectlCompletionTests {
         #expect(result.status == 0, "\(result.stderr)")
         for word in [
             "submit", "get", "list", "resolve", "book", "complete", "cancel", "mechanics", "services", "stats", "ping",
-            "watch", "since",
+            "watch", "since", "reassign", "mechanic", "retire", "catalog", "apply", "dry-run",
         ] {
             #expect(result.stdout.contains(word), "\(shell) completion lacks \(word)")
         }

@@ -129,14 +129,16 @@ struct SecurityTests {
     static let allowed: [String: Set<String>] = [
         "operator": [
             "submit", "get", "list", "resolve", "book", "complete", "cancel", "mechanics", "services", "stats",
-            "events", "ping", "waiting", "setDuty", "reassign",
+            "events", "ping", "waiting", "setDuty", "reassign", "addMechanic", "updateMechanic", "retireMechanic",
+            "catalog", "applyCatalog",
         ],
+        // Between observer and operator: everything read, the day's roster, not its membership.
         "support": [
             "get", "list", "resolve", "book", "cancel", "mechanics", "services", "stats", "events", "ping", "waiting",
-            "setDuty", "reassign",
+            "setDuty", "reassign", "catalog",
         ],
         "client": ["submit", "get", "book", "cancel", "services", "ping"],
-        "observer": ["get", "list", "stats", "mechanics", "services", "events", "ping", "waiting"],
+        "observer": ["get", "list", "stats", "mechanics", "services", "events", "ping", "waiting", "catalog"],
     ]
 
     @Test("a plaintext client and a CURVE client with an unlisted key get no reply and change nothing")
@@ -180,6 +182,10 @@ struct SecurityTests {
         let booked = try own(Requests.submit(key: "booked", book: true))
         let spare = try own(Requests.submit(key: "spare"))
         let pending = try own(Requests.submit(trim: nil, key: "pending"))
+        var catalog = try #require(try ops.call(Requests.op("catalog"))["catalog"] as? [String: Any])
+        var services = catalog["services"] as? [[String: Any]] ?? []
+        services[0]["price"] = "99.00"
+        catalog["services"] = services
 
         let requests: [(op: String, request: [String: Any])] = [
             ("ping", Requests.op("ping")),
@@ -198,8 +204,13 @@ struct SecurityTests {
             ("reassign", Requests.op("reassign", ["quoteId": booked])),
             ("complete", Requests.op("complete", ["quoteId": booked])),
             ("cancel", Requests.op("cancel", ["quoteId": spare, "reason": "matrix"])),
+            ("catalog", Requests.op("catalog")),
+            ("addMechanic", Requests.op("addMechanic", ["name": "Matrix Hand", "skill": "junior"])),
+            ("updateMechanic", Requests.op("updateMechanic", ["mechanic": "Matrix Hand", "skill": "master"])),
+            ("retireMechanic", Requests.op("retireMechanic", ["mechanic": "Matrix Hand"])),
+            ("applyCatalog", Requests.op("applyCatalog", ["catalog": catalog])),
         ]
-        #expect(Set(requests.map(\.op)).count == 15, "every operation of the protocol")
+        #expect(Set(requests.map(\.op)).count == 20, "every operation of the protocol")
         for (op, request) in requests {
             let before = try ops.call(Requests.op("stats"))["lastSeq"] as? Int
             let reply = try caller.call(request)
