@@ -162,6 +162,60 @@ struct QuotectlTests {
         #expect(lines.contains { $0.contains("mechanic.on_duty") }, "\(lines)")
     }
 
+    @Test(
+        "An operator changes the roster and applies a catalog file through quotectl: a dry run first, problems listed, the version shown"
+    )
+    func rosterAndCatalogThroughQuotectl() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let env = Quotectl.environment(daemon)
+        let added = try Quotectl.run(["mechanic", "add", "Nia Quill", "--skill", "master"], environment: env)
+        #expect(added.status == 0 && added.stdout.contains("Nia Quill (#11, master) added"), "\(added.stdout)\(added.stderr)")
+        let again = try Quotectl.run(["mechanic", "add", "nia quill", "--skill", "junior"], environment: env)
+        #expect(again.status == 1 && again.stderr.contains("duplicate_mechanic"), "\(again.stderr)")
+        let updated = try Quotectl.run(["mechanic", "update", "Nia Quill", "--skill", "junior"], environment: env)
+        #expect(updated.status == 0 && updated.stdout.contains("(#11, junior) updated"), "\(updated.stdout)")
+        let retired = try Quotectl.run(["mechanic", "retire", "Steve Brimington"], environment: env)
+        #expect(retired.status == 0 && retired.stdout.contains("Steve Brimington (#1, junior) retired"))
+
+        let shown = try Quotectl.run(["catalog", "show"], environment: env)
+        #expect(shown.stdout.contains("catalog version 4, in USD"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("Nia Quill") && !shown.stdout.contains("Steve Brimington"))
+
+        // The built-in file: a dry run lists what it would change, and changes nothing.
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("deploy/catalog.yaml").path
+        let dry = try Quotectl.run(["catalog", "apply", "--dry-run", file], environment: env)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("+ mechanic #1 Steve Brimington (junior)"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("- mechanic #11 Nia Quill (junior)"), "\(dry.stdout)")
+        #expect(try Quotectl.run(["catalog", "show"], environment: env).stdout.contains("catalog version 4"))
+        let applied = try Quotectl.run(["catalog", "apply", file], environment: env)
+        #expect(applied.status == 0 && applied.stdout.contains("catalog version 5 in force"), "\(applied.stdout)")
+        let same = try Quotectl.run(["catalog", "apply", file], environment: env)
+        #expect(same.stdout.contains("no difference") && same.stdout.contains("catalog version 5 in force"))
+
+        // A file with problems: every one listed, nothing sent.
+        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: broken) }
+        try """
+        services:
+          - { name: Oil Change, minimumSkill: wizard, price: "35.00" }
+        mechanics:
+          - { id: 1, name: Steve Brimington, skill: junior }
+          - { id: 1, name: steve brimington, skill: junior }
+        """.write(to: broken, atomically: true, encoding: .utf8)
+        let refused = try Quotectl.run(["catalog", "apply", broken.path], environment: env)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        for field in ["services[0].minimumSkill", "mechanics[1].name", "mechanics[1].id"] {
+            #expect(refused.stderr.contains(field), "\(field): \(refused.stderr)")
+        }
+        let watched = try Quotectl.run(["watch", "--since", "0", "--type", "mechanic", "--count", "6"], environment: env)
+        let lines = watched.stdout.split(separator: "\n")
+        #expect(lines.contains { $0.contains("mechanic.updated") && $0.contains("master -> junior") }, "\(lines)")
+        #expect(lines.contains { $0.contains("catalog.applied") && $0.contains("version 5") }, "\(lines)")
+    }
+
     @Test("Human watch lines show time, seq, quote, transition, price, mechanic and message; filters apply")
     func humanWatchLines() throws {
         let daemon = try DaemonProcess()
