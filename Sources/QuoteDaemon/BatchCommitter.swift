@@ -79,6 +79,8 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     /// Applies `batch`'s writes in one transaction, then answers its reads. A store that
     /// fails applies nothing: every write's result is then missing (`writeResults` is `nil`).
     public func commit(_ batch: RequestBatch<Ticket>) async -> CommittedBatch<Ticket> {
+        // The batch's catalog, or the one its writes put in force: what its reads answer from.
+        var inForce = batch.catalog
         var writeResults: [Result<CommandOutcome, QuoteError>]? = []
         var commit: Duration?
         defer { metrics.batch(size: batch.count, commit: commit) }
@@ -86,11 +88,14 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             let requests = batch.writes.map(\.request)
             let started = ContinuousClock.now
             do {
-                let applied = try await rulebook.applyBatch(requests: requests, catalog: batch.catalog, to: store)
+                let applied = try await applyRetrying(requests, catalog: inForce)
                 writeResults = applied.results
                 commit = .now - started
                 // In force before the replies go: a client told of the change finds it.
-                if let newer = applied.catalog { adopt(newer) }
+                if let newer = applied.catalog {
+                    adopt(newer)
+                    inForce = newer
+                }
             } catch {
                 metrics.storeFailed()
                 logger.error(
@@ -109,7 +114,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             }
             do {
                 let answer = try await rulebook.answer(
-                    read.request, catalog: batch.catalog, from: store, maximumRows: maximumRows)
+                    read.request, catalog: inForce, from: store, maximumRows: maximumRows)
                 switch answer {
                 case .stats: stats = answer
                 case .pong(.failure): metrics.storeFailed()
@@ -123,6 +128,24 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             }
         }
         return CommittedBatch(batch: batch, writeResults: writeResults, readResults: readResults)
+    }
+
+    /// Applies `requests`; on a shared store, a transaction rolled back by a conflict with
+    /// another daemon's (a deadlock) is run again, a few times: it applied nothing.
+    private func applyRetrying(
+        _ requests: [CheckedRequest], catalog: Catalog
+    ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
+        var attempt = 1
+        while true {
+            do {
+                return try await rulebook.applyBatch(requests: requests, catalog: catalog, to: store)
+            } catch  where error.code == .busy && store.isShared && attempt < 4 {
+                logger.notice(
+                    "batch rolled back by a conflict with another daemon's transaction; again",
+                    metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])
+                attempt += 1
+            }
+        }
     }
 
     // MARK: The loop

@@ -39,6 +39,16 @@ public enum CheckedCommand: Sendable, Hashable {
     case recheck(QuoteCommand, refusal: QuoteError)
 }
 
+extension CheckedCommand {
+    /// Whether the command changes the catalog (the roster or the whole of it).
+    public var changesCatalog: Bool {
+        switch self {
+        case .addMechanic, .updateMechanic, .retireMechanic, .applyCatalog: true
+        default: false
+        }
+    }
+}
+
 /// A submission turned into a valid request and the stage it is priced to.
 ///
 /// Held as a priced `Quote` without an id yet: one reference, so that a batch's commands are

@@ -31,7 +31,9 @@ extension Rulebook {
         case .query(.services):
             return .services(catalog.services)
         case .query(.catalog):
-            return .catalog(try await store.catalog())
+            // Alone on its store, this daemon's catalog is the store's; shared, another daemon
+            // may have changed it a moment ago.
+            return .catalog(store.isShared ? try await store.catalog() : catalog)
         case .query(.stats):
             return .stats(try await StoreState.read(from: store))
         case .query(.waiting(let limit)):

@@ -18,7 +18,10 @@ extension Rulebook {
         if let existing = catalog.catalog.mechanic(named: name) {
             throw QuoteError(.duplicateMechanic, "\(existing.name) is on the roster already (id \(existing.id))")
         }
-        let mechanic = Mechanic(id: try await transaction.nextMechanicID(), name: name, skill: skill)
+        guard let id = try await transaction.nextMechanicID(), id.rawValue <= MechanicID.maximum.rawValue else {
+            throw QuoteError(.invalidCatalog, "no mechanic id is left: the largest, \(MechanicID.maximum), is taken")
+        }
+        let mechanic = Mechanic(id: id, name: name, skill: skill)
         try await transaction.addMechanic(mechanic)
         catalog.change(to: catalog.catalog.adding(mechanic))
         var events = try await transaction.append([.roster(mechanic, change: .added)], by: steps.actor.name)
@@ -27,7 +30,8 @@ extension Rulebook {
         return CommandOutcome(quote: served.first?.quote, events: events, mechanic: mechanic)
     }
 
-    /// Changes the skill of the mechanic named. Work they hold stays theirs; free and on
+    /// Changes the skill of the mechanic named. Work they hold stays theirs; quotes waiting
+    /// for them by name that they can no longer do go back to ready, told why; free and on
     /// duty, they take the oldest waiting quote they can now serve.
     func updateMechanic(
         _ name: String, skill: Skill, catalog: BatchCatalog, with steps: Steps
@@ -42,6 +46,7 @@ extension Rulebook {
         catalog.change(to: catalog.catalog.replacing(updated))
         var events = try await transaction.append(
             [.roster(updated, change: .updated(from: current.skill))], by: steps.actor.name)
+        if skill < current.skill { events += try await unqueue(beyond: updated, with: steps) }
         let served = try await serve(updated, with: steps)
         events += served
         return CommandOutcome(quote: served.first?.quote, events: events, mechanic: updated)
@@ -53,6 +58,12 @@ extension Rulebook {
         let transaction = steps.transaction
         _ = try await catalog.refresh(in: transaction, forChange: true)
         let mechanic = try Self.mechanic(named: name, in: catalog.catalog)
+        // A catalog lists one mechanic at least: the last is replaced, not retired.
+        guard catalog.catalog.mechanics.count > 1 else {
+            throw QuoteError(
+                .invalidCatalog, "\(mechanic.name) is the last mechanic on the roster; add another before retiring them"
+            )
+        }
         try await transaction.retireMechanic(mechanic.id)
         catalog.change(to: catalog.catalog.removing(mechanic.id))
         var events = try await transaction.append([.roster(mechanic, change: .retired)], by: steps.actor.name)
@@ -61,17 +72,27 @@ extension Rulebook {
         return CommandOutcome(quote: nil, events: events, mechanic: mechanic)
     }
 
-    /// Takes every quote waiting for `mechanic` by name out of line, back to ready with
-    /// `notice` and a word on what to do: the customer chose that mechanic, who will not come
-    /// (or not soon), so booking another is theirs to choose, not quoted's.
+    /// Takes the quotes waiting for `mechanic` by name whose work is beyond their skill now
+    /// out of line, back to ready, told why.
+    func unqueue(beyond mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
+        try await unqueue(
+            waitingFor: mechanic, notice: "\(mechanic.name) can no longer do this work.", with: steps,
+            where: { $0.request.requiredSkill > mechanic.skill })
+    }
+
+    /// Takes every quote waiting for `mechanic` by name (that `included` picks) out of line,
+    /// back to ready with `notice` and a word on what to do: the customer chose that mechanic,
+    /// who will not come (or not soon, or cannot do it), so booking another is theirs to
+    /// choose, not quoted's.
     func unqueue(
-        waitingFor mechanic: Mechanic, notice: String, with steps: Steps
+        waitingFor mechanic: Mechanic, notice: String, with steps: Steps,
+        where included: (Quote) -> Bool = { _ in true }
     ) async throws(StoreError) -> [StoredEvent] {
         let transaction = steps.transaction
         var events: [StoredEvent] = []
         for id in try await transaction.quotesWaiting(for: mechanic.id) {
             guard let waiting = try await transaction.quote(id), case .waiting(_, _, let named?) = waiting.stage,
-                named.id == mechanic.id
+                named.id == mechanic.id, included(waiting)
             else { continue }
             let now = transaction.now
             let ready = try Self.afterWriting { () throws(QuoteError) in
@@ -100,20 +121,27 @@ extension Rulebook {
             )
         }
         var changes: [StoredEvent.Kind] = []
+        var lowered: [Mechanic] = []
         for mechanic in next.mechanics {
             if let before = current.mechanic(id: mechanic.id) {
                 if before != mechanic { changes.append(.roster(mechanic, change: .updated(from: before.skill))) }
+                if mechanic.skill < before.skill { lowered.append(mechanic) }
             } else {
                 changes.append(.roster(mechanic, change: .added))
             }
         }
-        for mechanic in current.mechanics where next.mechanic(id: mechanic.id) == nil {
-            changes.append(.roster(mechanic, change: .retired))
-        }
+        let retired = current.mechanics.filter { next.mechanic(id: $0.id) == nil }
+        changes += retired.map { .roster($0, change: .retired) }
         try await transaction.replaceCatalog(next)
         catalog.change(to: next)
         changes.append(.catalogApplied(version: catalog.catalog.version))
         var events = try await transaction.append(changes, by: steps.actor.name)
+        // Those waiting for a mechanic by name who left, or can no longer do their work.
+        for mechanic in retired {
+            events += try await unqueue(
+                waitingFor: mechanic, notice: "\(mechanic.name) no longer works with us.", with: steps)
+        }
+        for mechanic in lowered { events += try await unqueue(beyond: mechanic, with: steps) }
         var quote: Quote?
         for mechanic in try await transaction.freeMechanics() {
             let served = try await serve(mechanic, with: steps)

@@ -45,8 +45,9 @@ public struct Rulebook: Sendable {
                             digest: key == nil ? nil : SubmissionDigest(submission, book: book, wait: wait)),
                         idempotencyKey: key.map(actor.storedIdempotencyKey), book: book, wait: wait))
             } catch {
-                // The store's catalog may be newer (a retry with a key is answered by `replay`).
-                guard rechecksUnknownNames, error.code == .notInCatalog, key == nil else { return .failure(error) }
+                // The store's catalog may be newer (alone on its store, a retry with a key is
+                // answered by `replay`; shared, the transaction checks and replays).
+                guard rechecksUnknownNames, error.code == .notInCatalog else { return .failure(error) }
                 return .success(.recheck(command, refusal: error))
             }
         case .resolve(let id, let resolution):
@@ -225,7 +226,13 @@ public struct Rulebook: Sendable {
         refreshing: Bool = false
     ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
         let catalog = BatchCatalog(snapshot)
-        if refreshing { _ = try await catalog.refresh(in: transaction, forChange: false) }
+        if requests.contains(where: \.command.changesCatalog) {
+            // The catalog's lock before any other: taken after the rows a booking locks, it
+            // would order locks unlike a transaction that only books.
+            _ = try await catalog.refresh(in: transaction, forChange: true)
+        } else if refreshing {
+            _ = try await catalog.refresh(in: transaction, forChange: false)
+        }
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(requests.count)
         let keys = requests.compactMap { request -> String? in
@@ -296,7 +303,18 @@ public struct Rulebook: Sendable {
             // The batch's catalog may have been brought up to the store's already.
             _ = try await batch.refresh(in: transaction, forChange: false)
             guard case .success(let checked) = check(command, in: batch.catalog, at: transaction.now, by: steps.actor)
-            else { throw refusal }
+            else {
+                // A retry under an idempotency key is answered with its quote, as `replay` does.
+                if case .submit(let submission, let key?, let book, let wait) = command,
+                    let original = try await transaction.quote(idempotencyKey: steps.actor.storedIdempotencyKey(key)),
+                    steps.actor.reaches(original)
+                {
+                    let digest = SubmissionDigest(submission, book: book, wait: wait)
+                    if let conflict = Self.conflict(original, key: key, digest: digest) { throw conflict }
+                    return CommandOutcome(quote: original, events: [], replayed: true)
+                }
+                throw refusal
+            }
             if case .recheck = checked { throw refusal }
             return try await execute(checked, catalog: batch, with: steps)
         }

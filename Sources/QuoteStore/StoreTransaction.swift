@@ -90,8 +90,9 @@ public protocol StoreTransaction: AnyObject {
     /// The stored catalog as this transaction sees it, with its version.
     func catalog() async throws(StoreError) -> Catalog
 
-    /// An id no mechanic, present or retired, ever had.
-    func nextMechanicID() async throws(StoreError) -> MechanicID
+    /// The id after every mechanic's, present or retired: one no mechanic ever had. `nil`
+    /// when there is none (the largest possible is taken).
+    func nextMechanicID() async throws(StoreError) -> MechanicID?
 
     /// Adds `mechanic` to the roster: active, on duty, free.
     func addMechanic(_ mechanic: Mechanic) async throws(StoreError)

@@ -29,7 +29,7 @@ extension PostgresQuoteStore {
         while true {
             do {
                 let catalog = try await changeCatalogOnce(change)
-                currency.withLock { $0 = catalog.currency }
+                advanceCurrency(to: catalog.currency, version: catalog.version)
                 return catalog
             } catch  where error.code == .busy && attempt < 5 {
                 logger.notice(
@@ -75,13 +75,27 @@ extension PostgresQuoteStore {
             }
             return catalog
         }
-        currency.withLock { $0 = catalog.currency }
+        advanceCurrency(to: catalog.currency, version: catalog.version)
         return catalog
     }
 
     /// The stored catalog; `nil` before the first seeding. With `lock`, its version row is
     /// locked until the transaction ends (every change to the catalog takes it).
+    /// Without `lock`, its statements may see different commits: the version is read again
+    /// after the rest, and all of it again if another transaction changed the catalog since.
     static func loadCatalog(on connection: PostgresConnection, lock: Bool) async throws(StoreError) -> Catalog? {
+        for _ in 0..<5 {
+            guard let (catalog, version) = try await loadCatalogOnce(on: connection, lock: lock) else { return nil }
+            if lock { return catalog }
+            let rows = try await rows(connection, "SELECT version FROM catalog_version")
+            if let row = rows.first, try decode(row, as: Int64.self) == version { return catalog }
+        }
+        throw StoreError(.busy, "the catalog changed while it was read, five times over")
+    }
+
+    private static func loadCatalogOnce(
+        on connection: PostgresConnection, lock: Bool
+    ) async throws(StoreError) -> (Catalog, Int64)? {
         let versions = try await rows(
             connection,
             PostgresQuery(
@@ -92,7 +106,9 @@ extension PostgresQuoteStore {
         guard version > 0 else { return nil }
         let currency = Currency(code)
         var services: [Service] = []
-        for row in try await rows(connection, "SELECT name, minimum_skill, price_cents FROM services ORDER BY name") {
+        for row in try await rows(
+            connection, "SELECT name, minimum_skill, price_cents FROM services ORDER BY position, name")
+        {
             let (name, skill, cents) = try decode(row, as: (String, Int, Int64).self)
             services.append(
                 Service(
@@ -105,7 +121,7 @@ extension PostgresQuoteStore {
         }
         var coupons: [Coupon] = []
         for row in try await rows(
-            connection, "SELECT code, percent_off, amount_off_cents, expires_at FROM coupons ORDER BY code")
+            connection, "SELECT code, percent_off, amount_off_cents, expires_at FROM coupons ORDER BY position, code")
         {
             let (code, percent, amount, expires) = try decode(row, as: (String, Int?, Int64?, Int64?).self)
             coupons.append(
@@ -115,7 +131,7 @@ extension PostgresQuoteStore {
         do {
             var catalog = try Catalog(currency: currency, services: services, mechanics: mechanics, coupons: coupons)
             catalog.version = version
-            return catalog
+            return (catalog, version)
         } catch {
             throw StoreError(.corrupt, "the stored catalog is invalid: \(error)")
         }
@@ -143,27 +159,29 @@ extension PostgresQuoteStore {
     {
         let serviceNames = catalog.services.map(\.name)
         try await run(connection, "DELETE FROM services WHERE NOT (name = ANY(\(serviceNames)))")
-        for service in catalog.services {
+        for (position, service) in catalog.services.enumerated() {
             try await run(
                 connection,
                 """
-                INSERT INTO services (name, minimum_skill, price_cents, currency)
+                INSERT INTO services (name, minimum_skill, price_cents, currency, position)
                 VALUES (\(service.name), \(service.minimumSkill.rawValue), \(service.price.cents),
-                    \(service.price.currency.code))
+                    \(service.price.currency.code), \(position))
                 ON CONFLICT (name) DO UPDATE SET minimum_skill = excluded.minimum_skill,
-                    price_cents = excluded.price_cents, currency = excluded.currency
+                    price_cents = excluded.price_cents, currency = excluded.currency, position = excluded.position
                 """)
         }
         let codes = catalog.coupons.map(\.code)
         try await run(connection, "DELETE FROM coupons WHERE NOT (code = ANY(\(codes)))")
-        for coupon in catalog.coupons.map(StoredCoupon.init) {
+        for (position, coupon) in catalog.coupons.map(StoredCoupon.init).enumerated() {
             try await run(
                 connection,
                 """
-                INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at)
-                VALUES (\(coupon.code), \(coupon.percentOff), \(coupon.amountOffCents), \(coupon.expiresAt))
+                INSERT INTO coupons (code, percent_off, amount_off_cents, expires_at, position)
+                VALUES (\(coupon.code), \(coupon.percentOff), \(coupon.amountOffCents), \(coupon.expiresAt),
+                    \(position))
                 ON CONFLICT (code) DO UPDATE SET percent_off = excluded.percent_off,
-                    amount_off_cents = excluded.amount_off_cents, expires_at = excluded.expires_at
+                    amount_off_cents = excluded.amount_off_cents, expires_at = excluded.expires_at,
+                    position = excluded.position
                 """)
         }
         let ids = catalog.mechanics.map(\.id.rawValue)

@@ -137,11 +137,14 @@ extension PostgresQuoteStore {
         ),
         (
             // The catalog is the database's: its number, changed by each change, and its
-            // currency. 0 for a catalog synced before (seeded again at start).
+            // currency (0 for a catalog synced before: seeded again at start); services and
+            // coupons keep the order they were given in.
             "v6: catalog version",
             [
                 "ALTER TABLE catalog_version ADD COLUMN version BIGINT NOT NULL DEFAULT 0",
                 "ALTER TABLE catalog_version ADD COLUMN currency TEXT",
+                "ALTER TABLE services ADD COLUMN position INT NOT NULL DEFAULT 0",
+                "ALTER TABLE coupons ADD COLUMN position INT NOT NULL DEFAULT 0",
             ]
         ),
     ]

@@ -16,7 +16,9 @@ import Synchronization
 public final class PostgresQuoteStore: QuoteStore {
     /// The pool, on the primary among the URL's hosts.
     let primary: PostgresPrimary
-    let currency: Mutex<Currency>
+    /// The currency of the latest catalog version this store has seen, recorded with each
+    /// new quote; an older version read late never takes it back.
+    let currency: Mutex<(version: Int64, currency: Currency)>
     let retention: EventRetention
     let clock: @Sendable () -> Date
     let quoteIDs: QuoteIDBlocks
@@ -39,7 +41,7 @@ public final class PostgresQuoteStore: QuoteStore {
         self.quoteIDs = quoteIDs
         self.acquireTimeout = acquireTimeout
         self.transactionTimeout = transactionTimeout
-        self.currency = Mutex(currency)
+        self.currency = Mutex((0, currency))
         self.retention = retention
         self.clock = clock
         self.logger = logger
@@ -70,6 +72,14 @@ public final class PostgresQuoteStore: QuoteStore {
         return store
     }
 
+    /// Makes `currency` the one recorded with new quotes, if `version` is not older than the
+    /// version whose currency is.
+    func advanceCurrency(to currency: Currency, version: Int64) {
+        self.currency.withLock { inForce in
+            if version >= inForce.version { inForce = (version, currency) }
+        }
+    }
+
     /// Closes the pool's connections; the store cannot be used after.
     public func close() {
         primary.close()
@@ -86,7 +96,7 @@ public final class PostgresQuoteStore: QuoteStore {
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> Committed<T> {
         let now = clock()
-        let currency = currency.withLock { $0 }
+        let currency = currency.withLock { $0.currency }
         let logger = logger
         let quoteIDs = quoteIDs
         let instance = instance
@@ -109,7 +119,9 @@ public final class PostgresQuoteStore: QuoteStore {
             // leaves it unknown): its quote ids are never handed out again.
             try await Self.run(connection, "COMMIT")
             try await Self.confirmReplicated(connection, replication)
-            if transaction.currency != currency { self.currency.withLock { $0 = transaction.currency } }
+            if let recorded = transaction.recordedCatalog {
+                self.advanceCurrency(to: recorded.currency, version: recorded.version)
+            }
             return Committed(value, sequenceOffset: transaction.sequenceOffset)
         }
     }

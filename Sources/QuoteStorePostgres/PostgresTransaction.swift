@@ -26,6 +26,8 @@ final class PostgresTransaction: StoreTransaction {
     /// The catalog's currency, recorded with each new quote; a catalog applied in the
     /// transaction changes it.
     private(set) var currency: Currency
+    /// The catalog version this transaction recorded, with its currency.
+    private(set) var recordedCatalog: (version: Int64, currency: Currency)?
     let logger: Logger
     private let quoteIDs: QuoteIDBlocks
     /// Who commits, named in the notification: a daemon need not read its own commits back.
@@ -577,13 +579,17 @@ extension PostgresTransaction {
         guard let catalog = try await PostgresQuoteStore.loadCatalog(on: connection, lock: false) else {
             throw StoreError(.corrupt, "the database holds no catalog")
         }
+        // Quotes this transaction submits are priced in it.
+        currency = catalog.currency
         return catalog
     }
 
-    func nextMechanicID() async throws(StoreError) -> MechanicID {
-        let rows = try await query("SELECT coalesce(max(id), 0) + 1 FROM mechanics")
-        guard let row = rows.first else { return MechanicID(1) }
-        return MechanicID(try decode(row, as: Int64.self))
+    func nextMechanicID() async throws(StoreError) -> MechanicID? {
+        let rows = try await query("SELECT coalesce(max(id), 0) FROM mechanics")
+        var last: Int64 = 0
+        if let row = rows.first { last = try decode(row, as: Int64.self) }
+        let (next, overflow) = last.addingReportingOverflow(1)
+        return overflow ? nil : MechanicID(next)
     }
 
     func addMechanic(_ mechanic: Mechanic) async throws(StoreError) {
@@ -614,6 +620,7 @@ extension PostgresTransaction {
     func recordCatalog(_ catalog: Catalog) async throws(StoreError) {
         try await willWrite()
         try await PostgresQuoteStore.record(catalog, on: connection)
+        recordedCatalog = (catalog.version, catalog.currency)
     }
 
     func quotesWaiting(for mechanic: MechanicID) async throws(StoreError) -> [QuoteID] {
@@ -627,14 +634,18 @@ extension PostgresTransaction {
             ids.append(QuoteID(try decode(row, as: Int64.self)))
         }
         // Those put in line in this transaction are not written yet.
-        for entry in pending.quotes where entry.isNew || !ids.contains(entry.quote.id) {
+        let stored = Set(ids)
+        for entry in pending.quotes where entry.isNew || !stored.contains(entry.quote.id) {
             if case .waiting(_, _, let named?) = entry.quote.stage, named.id == mechanic { ids.append(entry.quote.id) }
         }
         return ids
     }
 
     func isOnDuty(_ mechanic: MechanicID) async throws(StoreError) -> Bool? {
-        let rows = try await query("SELECT on_duty FROM mechanics WHERE id = \(mechanic.rawValue) AND active")
+        // Shared until the commit: a retirement or a change of duty racing this transaction
+        // waits for it (and then finds what it decided), or is seen by it.
+        let rows = try await query(
+            "SELECT on_duty FROM mechanics WHERE id = \(mechanic.rawValue) AND active FOR SHARE")
         guard let row = rows.first else { return nil }
         return try decode(row, as: Bool.self)
     }

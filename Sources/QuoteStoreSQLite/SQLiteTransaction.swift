@@ -493,8 +493,10 @@ extension SQLiteTransaction {
         }
     }
 
-    func nextMechanicID() throws(StoreError) -> MechanicID {
-        try run { MechanicID((try Int64.fetchOne(db, sql: "SELECT max(id) FROM mechanics") ?? 0) + 1) }
+    func nextMechanicID() throws(StoreError) -> MechanicID? {
+        let last = try run { try Int64.fetchOne(db, sql: "SELECT max(id) FROM mechanics") ?? 0 }
+        let (next, overflow) = last.addingReportingOverflow(1)
+        return overflow ? nil : MechanicID(next)
     }
 
     func addMechanic(_ mechanic: Mechanic) throws(StoreError) {

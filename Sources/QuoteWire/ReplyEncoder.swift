@@ -133,8 +133,15 @@ public struct ReplyEncoder {
             return (body, nil)
         case .catalog(let catalog):
             reply.catalogVersion = catalog.version
-            reply.catalog = CatalogDocument(catalog)
-            return (codec.encode(reply), nil)
+            // A roster too long for one reply: the mechanics that fit, and `truncated` (the
+            // `mechanics` operation pages through them all).
+            let document = CatalogDocument(catalog)
+            let bytes = page(document.mechanics, reply) { reply, mechanics in
+                var shown = document
+                shown.mechanics = Array(mechanics)
+                reply.catalog = shown
+            }
+            return (bytes, nil)
         case .services(let services):
             return (page(services, reply) { reply, page in reply.services = page.map(WireReply.service) }, nil)
         case .stats(let state):

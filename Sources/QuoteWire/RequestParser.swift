@@ -29,7 +29,7 @@ struct RequestParser {
     /// Whether every string read so far was printable ASCII without escapes: then the text
     /// checks after the parse need only look at lengths.
     private var allPlain = true
-    /// The first key of `customer`, `car` or `catalog` that the protocol does not have.
+    /// The first key of `customer` or `car` that the protocol does not have.
     private var unknownNested: String?
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -120,7 +120,7 @@ struct RequestParser {
             case "skill": try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
             case "onDuty": try parser.first(&request.onDuty, depth: 1) { try $0.bool("onDuty") }
             case "name": try parser.first(&request.name, depth: 1) { try $0.string("name") }
-            case "catalog": try parser.first(&request.catalog, depth: 1) { try $0.catalog() }
+            case "catalog": try parser.first(&request.catalogJSON, depth: 1) { try $0.catalog() }
             default: try parser.skipValue(depth: 1)
             }
         }
@@ -128,20 +128,13 @@ struct RequestParser {
         return request
     }
 
-    /// A catalog document (`applyCatalog`): an operator's rare request, read by `JSONDecoder`
-    /// from the bytes of its object once they are known to be JSON.
-    private mutating func catalog() throws(Failure) -> CatalogDocument? {
+    /// A catalog document (`applyCatalog`): the bytes of its object, once they are known to
+    /// be JSON; read only when the caller may apply it (``WireRequest/action(currency:)``).
+    private mutating func catalog() throws(Failure) -> [UInt8]? {
         try typed("catalog", "a catalog object", startingWith: "{") { parser throws(Failure) in
             let start = parser.index
             try parser.skipValue(depth: 1)
-            let object = Data(UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.index]))
-            guard let document = try? JSONDecoder().decode(CatalogDocument.self, from: object) else { return nil }
-            if let unknown = CatalogDocument.firstUnknownKey(in: object),
-                parser.unknownNested.map({ WireRequest.precedes(unknown, $0) }) ?? true
-            {
-                parser.unknownNested = unknown
-            }
-            return document
+            return Array(parser.bytes[start..<parser.index])
         }
     }
 

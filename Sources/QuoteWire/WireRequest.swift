@@ -116,6 +116,9 @@ public struct WireRequest: Encodable, Sendable, Hashable {
     // applyCatalog
     /// The catalog to put in force, as a catalog file holds it.
     public var catalog: CatalogDocument?
+    /// The `catalog` object of a decoded frame, as it came: read into ``catalog`` by
+    /// ``action(currency:)``, after the caller was authorized (never encoded).
+    var catalogJSON: [UInt8]?
 
     /// Which keys the frame had, when decoded from one (never encoded).
     var presence = Presence()
@@ -307,7 +310,13 @@ extension WireRequest {
         case .catalog: action = .read(.catalog)
         case .applyCatalog:
             var checked: Catalog?
-            if let catalog {
+            var document = catalog
+            if document == nil, let json = catalogJSON {
+                let read = Self.catalogDocument(json)
+                document = read.document
+                if let problem = read.problem { problems.append(problem) }
+            }
+            if let catalog = document {
                 do {
                     checked = try catalog.catalog()
                 } catch  where problems.isEmpty {
@@ -319,7 +328,7 @@ extension WireRequest {
                 } catch {
                     // The request's own problems first.
                 }
-            } else {
+            } else if catalogJSON == nil {
                 problems.append(Problem(field: "catalog", message: "is required"))
             }
             action = checked.map { .write(.applyCatalog($0)) } ?? .read(.catalog)
@@ -329,6 +338,21 @@ extension WireRequest {
             throw WireError(code: .invalidRequest, message: "the \(name) request has problems", problems: problems)
         }
         return action
+    }
+}
+
+extension WireRequest {
+    /// The catalog document in `json`, a JSON object, or the problem with it: a field of the
+    /// wrong type, or a key a catalog does not have.
+    static func catalogDocument(_ json: [UInt8]) -> (document: CatalogDocument?, problem: Problem?) {
+        let data = Data(json)
+        guard let document = try? JSONDecoder().decode(CatalogDocument.self, from: data) else {
+            return (nil, Problem(field: "catalog", message: "must be a catalog object (as a catalog file holds it)"))
+        }
+        if let unknown = CatalogDocument.firstUnknownKey(in: data) {
+            return (nil, Problem(field: QuoteLimits.echo(unknown), message: "is not a field of a catalog"))
+        }
+        return (document, nil)
     }
 }
 

@@ -132,6 +132,7 @@ struct RosterContractTests {
         #expect(applied.catalog?.version == 2)
         let stored = try await contract.store.catalog()
         #expect(stored.version == 2 && stored.difference(to: next).isEmpty, "\(stored.difference(to: next))")
+        #expect(stored.services.map(\.name) == next.services.map(\.name), "in the order given")
         #expect(stored.service(named: "oil change")?.price.cents == 4_000)
         #expect(try await contract.store.mechanics().map(\.mechanic.name).sorted() == ["Junior 2", "Moe"])
 
@@ -179,6 +180,16 @@ struct RosterContractTests {
             at: contract.clock.now
         )[0]
         #expect(try booked.get().changedQuote.mechanic?.name == "Nia Quill")
+        // A submission under an idempotency key naming them is checked in the store too, and a
+        // retry of it is answered with its quote.
+        let keyed = QuoteCommand.submit(
+            Contract.submission(mechanic: "Nia Quill"), idempotencyKey: "nia-1", book: false)
+        let first = try await shared.apply(
+            [keyed], catalog: contract.catalog, to: contract.store, at: contract.clock.now)[0]
+        #expect(try first.get().changedQuote.request.preferredMechanic?.name == "Nia Quill")
+        let retry = try await shared.apply(
+            [keyed], catalog: contract.catalog, to: contract.store, at: contract.clock.now)[0]
+        #expect(try retry.get().replayed && retry.get().changedQuote.id == first.get().changedQuote.id)
         let unknown = try await shared.apply(
             [.book(quote.id, mechanic: "Nobody")], catalog: contract.catalog, to: contract.store, at: contract.clock.now
         )[0]
@@ -277,5 +288,61 @@ extension RosterContractTests {
                 Issue.record(error)
             }
         }
+    }
+}
+
+extension RosterContractTests {
+    @Test(
+        "the roster keeps one mechanic and its ids in bounds; a catalog applied tells the quotes waiting for a mechanic it retires or lowers",
+        arguments: StoreFactory.all)
+    func rosterBounds(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 2))
+        try await contract.change(.retireMechanic(mechanic: "Junior 2"))
+        let last = try await contract.changes([.retireMechanic(mechanic: "Junior 1")])[0]
+        #expect(last.failure?.code == .invalidCatalog, "the last mechanic is replaced, not retired")
+        #expect(try await contract.store.catalog().mechanics.map(\.name) == ["Junior 1"])
+
+        // The largest id taken: no next one, refused rather than trapped.
+        let services = contract.catalog.services
+        let top = try Catalog(
+            services: services,
+            mechanics: [
+                Mechanic(id: MechanicID(1), name: "Junior 1", skill: .junior),
+                Mechanic(id: MechanicID.maximum, name: "Zed", skill: .master),
+            ])
+        try await contract.change(.applyCatalog(top))
+        let full = try await contract.changes([.addMechanic(name: "Nia", skill: .junior)])[0]
+        #expect(full.failure?.code == .invalidCatalog, "\(String(describing: full.failure))")
+        #expect(throws: CatalogError.self) {
+            _ = try Catalog(
+                services: services,
+                mechanics: [Mechanic(id: MechanicID(MechanicID.maximum.rawValue + 1), name: "Over", skill: .junior)])
+        }
+
+        // Waiting for Zed by name, for work only a master can do, then for Junior 1.
+        let busy = try await contract.submitAndWait(["Timing Belt Replacement"]).changedQuote
+        #expect(busy.mechanic?.name == "Zed")
+        let forZed = try await contract.must(
+            .submit(Contract.submission(["Timing Belt Replacement"]), idempotencyKey: nil, book: false)
+        ).changedQuote
+        try await contract.change(.book(forZed.id, mechanic: "Zed", wait: true))
+        let holding = try await contract.submitAndWait().changedQuote
+        #expect(holding.mechanic?.name == "Junior 1")
+        let forJunior = try await contract.submit()
+        try await contract.change(.book(forJunior.id, mechanic: "Junior 1", wait: true))
+
+        // Zed lowered to junior and Junior 1 retired, in one catalog.
+        let next = try Catalog(
+            services: services,
+            mechanics: [
+                Mechanic(id: MechanicID.maximum, name: "Zed", skill: .junior),
+                Mechanic(id: MechanicID(3), name: "Newcomer", skill: .junior),
+            ])
+        let applied = try await contract.change(.applyCatalog(next))
+        let readied = applied.events.filter { $0.type == "quote.ready" }.compactMap(\.quote)
+        #expect(Set(readied.map(\.id)) == [forZed.id, forJunior.id], "\(applied.events.map(\.type))")
+        #expect(readied.first { $0.id == forZed.id }?.notice?.contains("can no longer do this work") == true)
+        #expect(readied.first { $0.id == forJunior.id }?.notice?.contains("no longer works with us") == true)
+        #expect(try await contract.store.waitingQuotes(limit: 10).isEmpty)
     }
 }

@@ -23,6 +23,18 @@ extension WireCodec {
     }
 }
 
+extension WireRequest {
+    /// The request with its catalog's bytes read as a document, as ``action(currency:)``
+    /// reads them: what the `JSONDecoder` path, which reads them at once, is compared with.
+    var comparable: WireRequest {
+        guard let json = catalogJSON else { return self }
+        var request = self
+        request.catalog = WireRequest.catalogDocument(json).document
+        request.catalogJSON = nil
+        return request
+    }
+}
+
 /// A request read by `JSONDecoder`, only the keys the frame has, with the same presence record
 /// the hand parser keeps.
 struct FoundationRequest: Decodable {
@@ -67,15 +79,15 @@ struct FoundationRequest: Decodable {
             case .onDuty: request.onDuty = try container.decodeIfPresent(Bool.self, forKey: key)
             case .name: request.name = try container.decodeIfPresent(String.self, forKey: key)
             case .catalog:
-                // Any object that is not a catalog is refused at `catalog` itself, as the hand
-                // parser does.
+                // Any object is taken (and read as a catalog only by `action`); anything else
+                // is refused at `catalog` itself, as the hand parser does.
                 guard try !container.decodeNil(forKey: key) else { break }
-                guard let document = try? container.decode(CatalogDocument.self, forKey: key) else {
+                guard (try? container.nestedContainer(keyedBy: WireRequest.CodingKeys.self, forKey: key)) != nil else {
                     throw DecodingError.typeMismatch(
                         CatalogDocument.self,
                         .init(codingPath: container.codingPath + [key], debugDescription: "not a catalog"))
                 }
-                request.catalog = document
+                request.catalog = try? container.decode(CatalogDocument.self, forKey: key)
             }
         }
         request.presence = (try? WireRequest.Presence(decoder)) ?? WireRequest.Presence()

@@ -137,3 +137,53 @@ struct StrictRequestTests {
         if case .outOfRange(let digits) = id { #expect(bytes.contains(#""id":\#(digits)"#), "\(bytes)") }
     }
 }
+
+extension StrictRequestTests {
+    static let catalog =
+        #"{"services":[{"name":"Oil Change","minimumSkill":"junior","price":"35.00"}],"mechanics":[{"id":1,"name":"Steve Brimington","skill":"junior"}]}"#
+
+    @Test("applyCatalog reads its catalog whole, as a catalog file holds it")
+    func catalogRead() throws {
+        let request = try WireCodec().decodeRequest(
+            Array(#"{"v":1,"op":"applyCatalog","catalog":\#(Self.catalog)}"#.utf8)
+        ).get()
+        guard case .write(.applyCatalog(let catalog)) = try request.action() else {
+            Issue.record("not an applyCatalog")
+            return
+        }
+        #expect(catalog.services.map(\.name) == ["Oil Change"] && catalog.mechanics.map(\.id) == [MechanicID(1)])
+    }
+
+    @Test(
+        "a catalog's shape is refused as invalid_request, naming where",
+        arguments: [
+            (#"{"v":1,"op":"applyCatalog","catalog":{"services":[],"mechanics":[],"colour":1}}"#, "catalog.colour"),
+            (
+                #"{"v":1,"op":"applyCatalog","catalog":{"services":[{"name":"a","minimumSkill":"junior","price":"1.00","tax":1}],"mechanics":[]}}"#,
+                "catalog.services[0].tax"
+            ),
+            (#"{"v":1,"op":"applyCatalog","catalog":{"services":"all"}}"#, "catalog"),
+            (#"{"v":1,"op":"applyCatalog","catalog":7}"#, "catalog"),
+            (#"{"v":1,"op":"applyCatalog"}"#, "catalog"),
+            (#"{"v":1,"op":"addMechanic","name":"  ","skill":"junior"}"#, "name"),
+            (#"{"v":1,"op":"addMechanic","name":"Nia","skill":"Master"}"#, "skill"),
+            (#"{"v":1,"op":"updateMechanic","mechanic":"Nia"}"#, "skill"),
+            (#"{"v":1,"op":"retireMechanic"}"#, "mechanic"),
+        ])
+    func catalogShape(frame: String, field: String) throws {
+        let (error, _) = try #require(Self.refusal(frame), "accepted \(frame)")
+        #expect(error.code == .invalidRequest, "\(error)")
+        #expect(error.problems?.contains { $0.field == field } == true, "\(error)")
+    }
+
+    @Test("a catalog of the right shape with problems no schema can state is invalid_catalog, every problem listed")
+    func catalogProblems() throws {
+        let frame =
+            #"{"v":1,"op":"applyCatalog","catalog":{"currency":"EUR","services":[{"name":"Oil","minimumSkill":"junior","price":"1.00"},{"name":"OIL","minimumSkill":"junior","price":"2.00"}],"mechanics":[{"id":1,"name":"Ann","skill":"junior"},{"id":1,"name":"Bo","skill":"wizard"}]}}"#
+        let (error, _) = try #require(Self.refusal(frame))
+        #expect(error.code == .invalidCatalog)
+        #expect(
+            Set(error.problems?.map(\.field) ?? [])
+                == ["catalog.services[1].name", "catalog.mechanics[1].skill"], "\(error)")
+    }
+}

@@ -170,7 +170,9 @@ struct QuotectlTests {
         defer { #expect(daemon.stop() == 0) }
         let env = Quotectl.environment(daemon)
         let added = try Quotectl.run(["mechanic", "add", "Nia Quill", "--skill", "master"], environment: env)
-        #expect(added.status == 0 && added.stdout.contains("Nia Quill (#11, master) added"), "\(added.stdout)\(added.stderr)")
+        #expect(
+            added.status == 0 && added.stdout.contains("Nia Quill (#11, master) added"),
+            "\(added.stdout)\(added.stderr)")
         let again = try Quotectl.run(["mechanic", "add", "nia quill", "--skill", "junior"], environment: env)
         #expect(again.status == 1 && again.stderr.contains("duplicate_mechanic"), "\(again.stderr)")
         let updated = try Quotectl.run(["mechanic", "update", "Nia Quill", "--skill", "junior"], environment: env)
@@ -210,7 +212,8 @@ struct QuotectlTests {
         for field in ["services[0].minimumSkill", "mechanics[1].name", "mechanics[1].id"] {
             #expect(refused.stderr.contains(field), "\(field): \(refused.stderr)")
         }
-        let watched = try Quotectl.run(["watch", "--since", "0", "--type", "mechanic", "--count", "6"], environment: env)
+        let watched = try Quotectl.run(
+            ["watch", "--since", "0", "--type", "mechanic", "--count", "6"], environment: env)
         let lines = watched.stdout.split(separator: "\n")
         #expect(lines.contains { $0.contains("mechanic.updated") && $0.contains("master -> junior") }, "\(lines)")
         #expect(lines.contains { $0.contains("catalog.applied") && $0.contains("version 5") }, "\(lines)")

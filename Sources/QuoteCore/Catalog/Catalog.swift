@@ -102,8 +102,8 @@ public struct Catalog: Sendable {
             checkUnique(
                 mechanic.id, at: index, in: &mechanicsByID, list: "mechanics", positions: positions.mechanics,
                 field: "\(field).id", what: "id \(mechanic.id)")
-            if mechanic.id.rawValue <= 0 {
-                problems.append(Problem(field: "\(field).id", message: "must be positive"))
+            if !(1...MechanicID.maximum.rawValue).contains(mechanic.id.rawValue) {
+                problems.append(Problem(field: "\(field).id", message: "must be 1 to \(MechanicID.maximum)"))
             }
         }
         var couponsByKey: [String: Int] = [:]

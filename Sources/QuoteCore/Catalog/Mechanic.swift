@@ -3,6 +3,10 @@ public struct MechanicID: NumericIdentifier {
     public let rawValue: Int64
 
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
+
+    /// The largest id a catalog may give (2^53 - 1: any JSON reader holds it exactly), so
+    /// that the next one is always at hand.
+    public static let maximum = MechanicID(9_007_199_254_740_991)
 }
 
 /// A mechanic who can be booked for work up to their skill.

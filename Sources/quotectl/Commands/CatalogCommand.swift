@@ -28,6 +28,9 @@ struct CatalogCommand: AsyncParsableCommand {
                     document.services.map { [$0.name, $0.minimumSkill, $0.price ?? "-"] })
                 output.table(
                     ["ID", "MECHANIC", "SKILL"], document.mechanics.map { [String($0.id), $0.name, $0.skill] })
+                if reply.truncated == true {
+                    output.line("(more mechanics than one reply holds: `quotectl mechanics` lists them all)")
+                }
                 let coupons = document.coupons ?? []
                 if !coupons.isEmpty {
                     output.table(
@@ -76,7 +79,11 @@ struct CatalogCommand: AsyncParsableCommand {
                 } catch {
                     throw QuotedError(.internal, "quoted sent a catalog that does not read back: \(error)")
                 }
-                if !output.json {
+                if current.truncated == true {
+                    output.errorLine(
+                        "quotectl: the catalog in force has more mechanics than one reply holds; its difference from \(file) is not shown"
+                    )
+                } else if !output.json {
                     output.line(
                         changes.isEmpty
                             ? "no difference from the catalog in force (version \(current.catalogVersion ?? 0))"
