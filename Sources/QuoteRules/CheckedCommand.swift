@@ -31,12 +31,13 @@ public enum CheckedCommand: Sendable, Hashable {
     case updateMechanic(mechanic: String, skill: Skill)
     /// Retire the mechanic named; their name is looked up in the transaction.
     case retireMechanic(mechanic: String)
-    /// Put `catalog` in force in place of the stored one.
-    case applyCatalog(Catalog)
+    /// Put `catalog` in force in place of the stored one. (Boxed, as ``recheck(_:refusal:)``:
+    /// a command is copied between stages, and these rare ones would make every one larger.)
+    indirect case applyCatalog(Catalog)
     /// A command the batch's catalog refused (`refusal`) for a name it does not know: checked
     /// again in the transaction if the store's catalog is newer (another daemon changed it
     /// since the batch began), refused with `refusal` otherwise.
-    case recheck(QuoteCommand, refusal: QuoteError)
+    indirect case recheck(QuoteCommand, refusal: QuoteError)
 }
 
 extension CheckedCommand {

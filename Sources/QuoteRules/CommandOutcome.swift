@@ -18,8 +18,8 @@ public struct CommandOutcome: Sendable, Hashable {
     public var duty: Duty?
     /// The mechanic a change of the roster concerned, as they are after it.
     public var mechanic: Mechanic?
-    /// The catalog a change of the catalog put in force, with its version.
-    public var catalog: Catalog?
+    /// The version of the catalog a change of the catalog put in force.
+    public var catalogVersion: Int64?
 
     /// A mechanic and whether they are on duty.
     public struct Duty: Sendable, Hashable {
@@ -36,11 +36,11 @@ public struct CommandOutcome: Sendable, Hashable {
     /// Creates an outcome.
     public init(
         quote: Quote?, events: [StoredEvent], replayed: Bool = false, bookingError: QuoteError? = nil,
-        waitPosition: Int? = nil, duty: Duty? = nil, mechanic: Mechanic? = nil, catalog: Catalog? = nil
+        waitPosition: Int? = nil, duty: Duty? = nil, mechanic: Mechanic? = nil, catalogVersion: Int64? = nil
     ) {
         self.duty = duty
         self.mechanic = mechanic
-        self.catalog = catalog
+        self.catalogVersion = catalogVersion
         self.quote = quote
         self.events = events
         self.replayed = replayed

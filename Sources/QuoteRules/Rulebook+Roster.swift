@@ -112,7 +112,7 @@ extension Rulebook {
         let current = catalog.catalog
         // The same catalog again (an unchanged file) is no change.
         guard current.currency != next.currency || !current.difference(to: next).isEmpty else {
-            return CommandOutcome(quote: nil, events: [], catalog: current)
+            return CommandOutcome(quote: nil, events: [], catalogVersion: current.version)
         }
         if next.currency != current.currency, try await transaction.hasOpenQuotes() {
             throw QuoteError(
@@ -148,7 +148,7 @@ extension Rulebook {
             if let first = served.first?.quote { quote = first }
             events += served
         }
-        return CommandOutcome(quote: quote, events: events, catalog: catalog.catalog)
+        return CommandOutcome(quote: quote, events: events, catalogVersion: catalog.catalog.version)
     }
 
     /// The mechanic on the roster called `name`.

@@ -93,7 +93,7 @@ public struct ReplyEncoder {
                 success.onDuty = duty.onDuty
             }
             if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
-            success.catalogVersion = outcome.catalog?.version
+            success.catalogVersion = outcome.catalogVersion
             guard let final = outcome.quote else { return (codec.encode(success), nil) }
             let quote = codec.encodeQuote(final, currency: currency)
             return (codec.encode(success, quote: quote), quote)

@@ -45,6 +45,34 @@ public enum Operation: String, Sendable, Hashable, CaseIterable {
     case setDuty, reassign
     case addMechanic, updateMechanic, retireMechanic, catalog, applyCatalog
 
+    /// The operation called `rawValue`. Compared name by name, the commonest first: the
+    /// synthesized look-up hashes every name into a table once there are this many.
+    public init?(rawValue: String) {
+        switch rawValue {
+        case "submit": self = .submit
+        case "get": self = .get
+        case "book": self = .book
+        case "complete": self = .complete
+        case "cancel": self = .cancel
+        case "list": self = .list
+        case "resolve": self = .resolve
+        case "ping": self = .ping
+        case "events": self = .events
+        case "stats": self = .stats
+        case "mechanics": self = .mechanics
+        case "services": self = .services
+        case "waiting": self = .waiting
+        case "setDuty": self = .setDuty
+        case "reassign": self = .reassign
+        case "addMechanic": self = .addMechanic
+        case "updateMechanic": self = .updateMechanic
+        case "retireMechanic": self = .retireMechanic
+        case "catalog": self = .catalog
+        case "applyCatalog": self = .applyCatalog
+        default: return nil
+        }
+    }
+
     /// Whether the operation changes state (and so goes through a store transaction).
     public var isWrite: Bool {
         switch self {

@@ -187,3 +187,11 @@ extension StrictRequestTests {
                 == ["catalog.services[1].name", "catalog.mechanics[1].skill"], "\(error)")
     }
 }
+
+extension StrictRequestTests {
+    @Test("every operation is found by its name, and nothing else is")
+    func operationNames() {
+        for operation in Operation.allCases { #expect(Operation(rawValue: operation.rawValue) == operation) }
+        for name in ["", "Submit", "submit ", "catalogs", "apply"] { #expect(Operation(rawValue: name) == nil) }
+    }
+}

@@ -33,5 +33,5 @@ public enum QuoteCommand: Sendable, Hashable {
     /// and the quote they are booked on, stay theirs.
     case retireMechanic(mechanic: String)
     /// Put `catalog` in force in place of the stored one, as one change.
-    case applyCatalog(Catalog)
+    indirect case applyCatalog(Catalog)
 }

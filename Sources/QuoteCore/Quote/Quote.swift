@@ -198,9 +198,10 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
             "Your quote has been submitted and is being processed right now, please wait a few moments"
         case .pending:
             "Your quote is currently pending, we will get back to you with a ready quote soon"
+        case .ready(let pricing) where notice == nil:
+            "Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
         case .ready(let pricing):
-            (notice.map { $0 + " " } ?? "")
-                + "Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
+            "\(notice ?? "") Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
         case .booked(_, let assignment):
             "Your appointment has been booked with \(assignment.mechanic.name)."
         case .completed:
