@@ -143,6 +143,8 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 logger.notice(
                     "batch rolled back by a conflict with another daemon's transaction; again",
                     metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])
+                // Apart, so that the two do not meet again at once.
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
                 attempt += 1
             }
         }

@@ -257,11 +257,7 @@ public struct Rulebook: Sendable {
         let catalog = batch.catalog
         switch command {
         case .submit(let submission, let key, let book, let wait):
-            // Checked against a catalog that has changed since: checked again, against this one.
-            let checked =
-                submission.catalogVersion == catalog.version
-                ? submission : try submission.rechecked(in: catalog, at: transaction.now)
-            return try await submit(checked, key: key, book: book, wait: wait, with: steps)
+            return try await submit(submission, key: key, book: book, wait: wait, in: catalog, with: steps)
         case .resolve(let id, let resolution):
             let stored = try await steps.load(id)
             let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
@@ -302,36 +298,44 @@ public struct Rulebook: Sendable {
         case .recheck(let command, let refusal):
             // The batch's catalog may have been brought up to the store's already.
             _ = try await batch.refresh(in: transaction, forChange: false)
-            guard case .success(let checked) = check(command, in: batch.catalog, at: transaction.now, by: steps.actor)
-            else {
-                // A retry under an idempotency key is answered with its quote, as `replay` does.
-                if case .submit(let submission, let key?, let book, let wait) = command,
-                    let original = try await transaction.quote(idempotencyKey: steps.actor.storedIdempotencyKey(key)),
-                    steps.actor.reaches(original)
-                {
-                    let digest = SubmissionDigest(submission, book: book, wait: wait)
-                    if let conflict = Self.conflict(original, key: key, digest: digest) { throw conflict }
-                    return CommandOutcome(quote: original, events: [], replayed: true)
-                }
-                throw refusal
+            var fresh = refusal
+            switch check(command, in: batch.catalog, at: transaction.now, by: steps.actor) {
+            case .success(.recheck(_, let again)): fresh = again
+            case .success(let checked): return try await execute(checked, catalog: batch, with: steps)
+            case .failure(let again): fresh = again
             }
-            if case .recheck = checked { throw refusal }
-            return try await execute(checked, catalog: batch, with: steps)
+            // Refused still: a retry under an idempotency key is answered with its quote, as
+            // `replay` does (the catalog may have changed since it was submitted).
+            if case .submit(let submission, let key?, let book, let wait) = command,
+                let original = try await transaction.quote(idempotencyKey: steps.actor.storedIdempotencyKey(key)),
+                steps.actor.reaches(original)
+            {
+                let digest = SubmissionDigest(submission, book: book, wait: wait)
+                if let conflict = Self.conflict(original, key: key, digest: digest) { throw conflict }
+                return CommandOutcome(quote: original, events: [], replayed: true)
+            }
+            throw fresh
         }
     }
 
     // MARK: Use cases
 
+    /// Records `submission`, checked against `catalog` again when it was checked against
+    /// another version (after a retry under its key, which is answered with its quote whatever
+    /// the catalog became).
     private func submit(
-        _ submission: CheckedSubmission, key: String?, book: Bool, wait: Bool, with steps: Steps
+        _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in catalog: Catalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
         if let key, let original = try await transaction.quote(idempotencyKey: key) {
-            if let digest = submission.digest, let conflict = Self.conflict(original, key: key, digest: digest) {
+            if let digest = checked.digest, let conflict = Self.conflict(original, key: key, digest: digest) {
                 throw conflict
             }
             return CommandOutcome(quote: original, events: [], replayed: true)
         }
+        let submission =
+            checked.catalogVersion == catalog.version
+            ? checked : try checked.rechecked(in: catalog, at: transaction.now)
         let now = transaction.now
         let id = try await transaction.nextQuoteID()
         let by = steps.actor.name

@@ -26,7 +26,7 @@ final class PostgresTransaction: StoreTransaction {
     /// The catalog's currency, recorded with each new quote; a catalog applied in the
     /// transaction changes it.
     private(set) var currency: Currency
-    /// The catalog version this transaction recorded, with its currency.
+    /// The latest catalog version this transaction read or recorded, with its currency.
     private(set) var recordedCatalog: (version: Int64, currency: Currency)?
     let logger: Logger
     private let quoteIDs: QuoteIDBlocks
@@ -250,6 +250,8 @@ final class PostgresTransaction: StoreTransaction {
 
     func setDuty(_ mechanic: MechanicID, onDuty: Bool) async throws(StoreError) -> Bool {
         try await willWrite()
+        // Off duty, after any booking that found them on duty (``isOnDuty(_:)``) has ended.
+        if !onDuty { try await lockForRoster([mechanic.rawValue]) }
         let rows = try await query(
             """
             UPDATE mechanics SET on_duty = \(onDuty)
@@ -581,6 +583,7 @@ extension PostgresTransaction {
         }
         // Quotes this transaction submits are priced in it.
         currency = catalog.currency
+        recordedCatalog = (catalog.version, catalog.currency)
         return catalog
     }
 
@@ -608,13 +611,24 @@ extension PostgresTransaction {
 
     func retireMechanic(_ mechanic: MechanicID) async throws(StoreError) {
         try await willWrite()
+        try await lockForRoster([mechanic.rawValue])
         try await execute("UPDATE mechanics SET active = FALSE WHERE id = \(mechanic.rawValue)")
     }
 
     func replaceCatalog(_ catalog: Catalog) async throws(StoreError) {
         try await willWrite()
+        let ids = catalog.mechanics.map(\.id.rawValue)
+        try await execute("SELECT id FROM mechanics WHERE active AND NOT (id = ANY(\(ids))) FOR UPDATE")
         try await PostgresQuoteStore.sync(catalog, on: connection, logger: logger)
         currency = catalog.currency
+    }
+
+    /// Locks `mechanics`' rows before their duty or membership changes: a booking that found
+    /// one on duty holds a key-share lock on its row (``isOnDuty(_:)``) until it commits, so
+    /// the change waits for it, and then finds any quote it put in line for them. (An
+    /// `UPDATE` of those columns alone would not wait: it does not conflict with a key share.)
+    private func lockForRoster(_ mechanics: [Int64]) async throws(StoreError) {
+        try await execute("SELECT id FROM mechanics WHERE id = ANY(\(mechanics)) FOR UPDATE")
     }
 
     func recordCatalog(_ catalog: Catalog) async throws(StoreError) {
@@ -642,10 +656,11 @@ extension PostgresTransaction {
     }
 
     func isOnDuty(_ mechanic: MechanicID) async throws(StoreError) -> Bool? {
-        // Shared until the commit: a retirement or a change of duty racing this transaction
-        // waits for it (and then finds what it decided), or is seen by it.
+        // Held until the commit: a retirement or a change of duty racing this transaction
+        // waits for it (``lockForRoster(_:)``, and then finds what it decided), or is seen by it.
+        // A key share, so that claims and releases of the row (plain updates) never wait.
         let rows = try await query(
-            "SELECT on_duty FROM mechanics WHERE id = \(mechanic.rawValue) AND active FOR SHARE")
+            "SELECT on_duty FROM mechanics WHERE id = \(mechanic.rawValue) AND active FOR KEY SHARE")
         guard let row = rows.first else { return nil }
         return try decode(row, as: Bool.self)
     }

@@ -346,3 +346,34 @@ extension RosterContractTests {
         #expect(try await contract.store.waitingQuotes(limit: 10).isEmpty)
     }
 }
+
+extension RosterContractTests {
+    @Test(
+        "a retry under an idempotency key is answered with its quote after the catalog changed, whatever catalog its daemon checks it against",
+        arguments: StoreFactory.all)
+    func retriesOutliveCatalogChanges(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 2))
+        let before = try await contract.store.catalog()
+        let shared = Rulebook(sharedStore: true)
+        let keyed = QuoteCommand.submit(Contract.submission(mechanic: "Junior 2"), idempotencyKey: "j2-1", book: false)
+        let original = try await shared.apply([keyed], catalog: before, to: contract.store, at: contract.clock.now)[0]
+            .get().changedQuote
+        // Junior 2 leaves the catalog: a submission naming them is now refused (not_in_catalog).
+        let after = try Catalog(services: before.services, mechanics: before.mechanics.filter { $0.name != "Junior 2" })
+        try await contract.change(.applyCatalog(after))
+        let now = try await contract.store.catalog()
+        for (label, catalog) in [("the catalog before", before), ("the catalog now", now)] {
+            let retry = try await shared.apply([keyed], catalog: catalog, to: contract.store, at: contract.clock.now)[0]
+            #expect(try retry.get().replayed && retry.get().changedQuote.id == original.id, "\(label)")
+        }
+        // Another submission under the key: a conflict, not a refusal for the catalog.
+        let other = QuoteCommand.submit(
+            Contract.submission(mechanic: "Junior 2", name: "Someone Else"), idempotencyKey: "j2-1", book: false)
+        let conflict = try await shared.apply([other], catalog: now, to: contract.store, at: contract.clock.now)[0]
+        #expect(conflict.failure?.code == .idempotencyConflict, "\(String(describing: conflict.failure))")
+        // Without a key, it is refused for the catalog.
+        let fresh = QuoteCommand.submit(Contract.submission(mechanic: "Junior 2"), idempotencyKey: nil, book: false)
+        let refused = try await shared.apply([fresh], catalog: now, to: contract.store, at: contract.clock.now)[0]
+        #expect(refused.failure?.code == .notInCatalog)
+    }
+}
