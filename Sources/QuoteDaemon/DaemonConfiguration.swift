@@ -189,11 +189,5 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     /// What is wrong with its value.
     public let reason: String
 
-    /// Creates the error.
-    public init(key: String, reason: String) {
-        self.key = key
-        self.reason = reason
-    }
-
     public var description: String { "invalid configuration: \(key): \(reason)" }
 }

@@ -8,7 +8,7 @@ public import QuoteStore
 /// Work is split in two, so that the store only writes:
 /// - ``check(_:in:at:by:)``, before any transaction: a submission is validated and priced against
 ///   a catalog snapshot, a mechanic's name is looked up. An invalid command is refused here.
-/// - ``apply(requests:catalog:in:)``, inside one transaction: what needs stored state (the quote's
+/// - ``applyBatch(requests:catalog:to:)``, inside one transaction: what needs stored state (the quote's
 ///   state, who is free, the idempotency key) is read, decided, then written with its events.
 ///
 /// Every command decides before it writes: each refusal (a transition the state machine does
@@ -68,7 +68,7 @@ public struct Rulebook: Sendable {
             guard let mechanic = catalog.mechanic(named: name) else { return unknown(name, command) }
             return .success(.reassign(id, mechanic: mechanic))
         case .addMechanic(let name, let skill):
-            if let problem = Self.nameProblem(name) {
+            if let problem = Catalog.textProblem(name) {
                 return .failure(QuoteError(.invalidCatalog, "the mechanic's name \(problem)"))
             }
             return .success(.addMechanic(name: name.trimmingCharacters(in: .whitespaces), skill: skill))
@@ -81,24 +81,29 @@ public struct Rulebook: Sendable {
         }
     }
 
+    /// Where `command` goes once checked against `catalog` at `now`: a write for the batch's
+    /// transaction, or its refusal; a refused submission that carries an idempotency key may
+    /// be a retry of one valid when first sent, so it becomes a read that the store answers.
+    public func admit(
+        _ command: QuoteCommand, in catalog: Catalog, at now: Date, by actor: Actor = .anonymous
+    ) -> Admission {
+        switch check(command, in: catalog, at: now, by: actor) {
+        case .success(let checked):
+            return .write(CheckedRequest(checked, by: actor))
+        case .failure(let refusal):
+            guard case .submit(let submission, let key?, let book, let wait) = command else { return .refused(refusal) }
+            let digest = SubmissionDigest(submission, book: book, wait: wait)
+            return .replay(
+                ReadRequest(.replay(idempotencyKey: key, digest: digest, refusal: refusal), by: actor), refusal: refusal
+            )
+        }
+    }
+
     /// The answer to a name the batch's catalog does not know: refused, or on a shared store
     /// looked up again in the transaction, where the store's catalog may be newer.
     private func unknown(_ name: String, _ command: QuoteCommand) -> Result<CheckedCommand, QuoteError> {
         let refusal = QuoteError(.unknownMechanic, "no mechanic named \"\(QuoteLimits.echo(name))\"")
         return rechecksUnknownNames ? .success(.recheck(command, refusal: refusal)) : .failure(refusal)
-    }
-
-    /// What is wrong with `name` as a new mechanic's, as a catalog would say it; `nil` when
-    /// nothing is.
-    static func nameProblem(_ name: String) -> String? {
-        if let scalar = TextHygiene.firstForbidden(in: name) {
-            return "contains the control character \(TextHygiene.name(scalar))"
-        }
-        if name.isBlank { return "is empty" }
-        if name.unicodeScalars.count > QuoteLimits.maximumTextLength {
-            return "is longer than \(QuoteLimits.maximumTextLength) characters"
-        }
-        return nil
     }
 
     /// The answer to a submission refused by ``check(_:in:at:by:)`` that carries an idempotency
@@ -129,32 +134,37 @@ public struct Rulebook: Sendable {
 
     // MARK: Both
 
-    /// Checks `commands` against `catalog` and applies those that pass in one transaction of
-    /// `store`, answering each in order: the daemon's two stages in one call, for programs
-    /// that hold commands rather than requests (tools, tests). A refused submission that
-    /// carries an idempotency key is answered as ``replay(idempotencyKey:digest:refusal:from:by:)`` does.
+    /// Admits `commands` against `catalog` and commits them in one transaction of `store`,
+    /// answering each in order, as the daemon's stages do (``admit(_:in:at:by:)``, then
+    /// ``applyBatch(requests:catalog:to:)`` and ``answer(_:catalog:from:maximumRows:)``): for
+    /// programs that hold commands rather than requests (tools, tests).
     public func apply(
         _ commands: [QuoteCommand], catalog: Catalog, to store: any QuoteStore, at now: Date = Date(),
         by actor: Actor = .anonymous
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        let checked = commands.map { check($0, in: catalog, at: now, by: actor) }
-        var applied = try await apply(
-            checked.compactMap { try? $0.get() }, catalog: catalog, to: store, by: actor
-        ).makeIterator()
+        let admitted = commands.map { admit($0, in: catalog, at: now, by: actor) }
+        let writes = admitted.compactMap { admission -> CheckedRequest? in
+            if case .write(let request) = admission { request } else { nil }
+        }
+        let applied = try await applyBatch(requests: writes, catalog: catalog, to: store).results
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(commands.count)
-        for (command, check) in zip(commands, checked) {
-            switch check {
-            case .success: results.append(applied.next()!)
-            case .failure(let refusal):
-                if case .submit(let submission, let key?, let book, let wait) = command {
-                    results.append(
-                        try await replay(
-                            idempotencyKey: key, digest: SubmissionDigest(submission, book: book, wait: wait),
-                            refusal: refusal, from: store, by: actor))
-                } else {
+        // One result per write, in order (`applyBatch` answers every request it is given).
+        var nextWrite = applied.makeIterator()
+        for admission in admitted {
+            switch admission {
+            case .write:
+                guard let result = nextWrite.next() else { return results }
+                results.append(result)
+            case .replay(let read, let refusal):
+                let answer = try await answer(read, catalog: catalog, from: store, maximumRows: 1)
+                guard case .written(let result) = answer else {
                     results.append(.failure(refusal))
+                    continue
                 }
+                results.append(result)
+            case .refused(let refusal):
+                results.append(.failure(refusal))
             }
         }
         return results
@@ -163,24 +173,18 @@ public struct Rulebook: Sendable {
     // MARK: In the transaction
 
     /// Applies `commands`, all asked `by` one actor, in one transaction of `store`; see
-    /// ``apply(requests:catalog:to:)``.
+    /// ``applyBatch(requests:catalog:to:)``.
     public func apply(
         _ commands: [CheckedCommand], catalog: Catalog, to store: any QuoteStore, by actor: Actor = .anonymous
     ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        try await apply(requests: commands.map { CheckedRequest($0, by: actor) }, catalog: catalog, to: store)
+        try await applyBatch(requests: commands.map { CheckedRequest($0, by: actor) }, catalog: catalog, to: store)
+            .results
     }
 
     /// Applies `requests` in one transaction of `store`, each succeeding or refused on its
-    /// own; throws only when the store failed, and then nothing was applied.
-    public func apply(
-        requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
-    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        try await applyBatch(requests: requests, catalog: catalog, to: store).results
-    }
-
-    /// Applies `requests` in one transaction of `store`, like ``apply(requests:catalog:to:)``,
-    /// and says which catalog is in force after it when the batch changed it (or found the
-    /// store's newer than `catalog`): the one to check the next batches against.
+    /// own, and says which catalog is in force after it when the batch changed it (or found
+    /// the store's newer than `catalog`): the one to check the next batches against. Throws
+    /// only when the store failed, and then nothing was applied.
     public func applyBatch(
         requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
     ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
@@ -203,25 +207,10 @@ public struct Rulebook: Sendable {
         return (numbered, inForce)
     }
 
-    /// Applies `commands`, all asked `by` one actor, in `transaction`, in order.
-    public func apply(
-        _ commands: [CheckedCommand], catalog: Catalog, in transaction: any StoreTransaction,
-        by actor: Actor = .anonymous
-    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        try await apply(requests: commands.map { CheckedRequest($0, by: actor) }, catalog: catalog, in: transaction)
-    }
-
-    /// Applies `requests` in `transaction`, in order.
-    public func apply(
-        requests: [CheckedRequest], catalog: Catalog, in transaction: any StoreTransaction
-    ) async throws(StoreError) -> [Result<CommandOutcome, QuoteError>] {
-        try await applyBatch(requests: requests, catalog: catalog, in: transaction).results
-    }
-
     /// Applies `requests` in `transaction`, in order, recording the catalog if they changed
     /// it; returns the catalog in force after them when it is not `catalog`.
     /// With `refreshing`, the store's catalog is read first, in case it is newer.
-    func applyBatch(
+    public func applyBatch(
         requests: [CheckedRequest], catalog snapshot: Catalog, in transaction: any StoreTransaction,
         refreshing: Bool = false
     ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {

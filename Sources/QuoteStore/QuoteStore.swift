@@ -193,13 +193,6 @@ public struct IntegrityViolation: Sendable, Hashable, CustomStringConvertible {
     /// The mechanic concerned, if any.
     public var mechanic: MechanicID?
 
-    /// Creates a violation.
-    public init(message: String, quote: QuoteID?, mechanic: MechanicID?) {
-        self.message = message
-        self.quote = quote
-        self.mechanic = mechanic
-    }
-
     public var description: String { message }
 
     /// A booked quote whose mechanic is not held by it (or that has none): what both stores

@@ -15,17 +15,11 @@ public import ServiceLifecycle
 /// ``CheckpointTrigger/writerPages`` should this service fall behind. Durability is
 /// unchanged: a commit is durable in the log before it is acknowledged, checkpointed or not.
 public struct CheckpointService: Service {
-    private let path: String
-    private let trigger: CheckpointTrigger
-    private let logger: Logger
-
-    /// Checkpoints the database at `path` (the store's file) whenever `trigger`, the store's
-    /// (``SQLiteQuoteStore/checkpointTrigger``), fires.
-    public init(path: String, trigger: CheckpointTrigger, logger: Logger) {
-        self.path = path
-        self.trigger = trigger
-        self.logger = logger
-    }
+    /// The store's file.
+    let path: String
+    /// The store's trigger (``SQLiteQuoteStore/checkpointTrigger``).
+    let trigger: CheckpointTrigger
+    let logger: Logger
 
     public func run() async throws {
         var configuration = GRDB.Configuration()
@@ -66,5 +60,13 @@ public struct CheckpointService: Service {
         } catch {
             logger.warning("background checkpoint failed; the writer will checkpoint instead: \(error)")
         }
+    }
+}
+
+extension SQLiteQuoteStore {
+    /// The service that checkpoints this store's log as its ``checkpointTrigger`` fires;
+    /// `nil` without background checkpoints (``Configuration/backgroundCheckpointPages``).
+    public func checkpointService(logger: Logger) -> CheckpointService? {
+        checkpointTrigger.map { CheckpointService(path: path, trigger: $0, logger: logger) }
     }
 }

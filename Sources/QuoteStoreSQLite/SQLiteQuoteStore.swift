@@ -16,6 +16,8 @@ import Synchronization
 /// writer, on GRDB's reader connections.
 public final class SQLiteQuoteStore: QuoteStore {
     private let pool: DatabasePool
+    /// The database's file.
+    let path: String
     /// The synced catalog's currency, recorded with each new quote.
     private let currency: Mutex<Currency>
     /// The thread every write runs on; its transactions run GRDB's writer block right here.
@@ -55,6 +57,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             }
         }
         checkpointTrigger = trigger
+        self.path = path
         do {
             pool = try DatabasePool(path: path, configuration: config)
             // Set here, on the one connection that commits, not in `prepareDatabase`: GRDB turns

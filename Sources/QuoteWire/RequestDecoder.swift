@@ -138,18 +138,10 @@ public struct RequestDecoder {
         case .read(let query):
             return .read(address, ReadRequest(.query(query), by: actor))
         case .write(let command):
-            switch rulebook.check(command, in: catalog, at: now, by: actor) {
-            case .success(let checked):
-                return .write(address, CheckedRequest(checked, by: actor))
-            case .failure(let refusal):
-                // A refused submission with an idempotency key may be a retry of one that
-                // was valid when it was first sent: the store knows.
-                if case .submit(let submission, let key?, let book, let wait) = command {
-                    let digest = SubmissionDigest(submission, book: book, wait: wait)
-                    return .read(
-                        address, ReadRequest(.replay(idempotencyKey: key, digest: digest, refusal: refusal), by: actor))
-                }
-                return .refused(address, WireError(refusal))
+            switch rulebook.admit(command, in: catalog, at: now, by: actor) {
+            case .write(let checked): return .write(address, checked)
+            case .replay(let read, _): return .read(address, read)
+            case .refused(let refusal): return .refused(address, WireError(refusal))
             }
         }
     }

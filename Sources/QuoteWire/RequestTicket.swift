@@ -16,19 +16,6 @@ public struct RequestTicket: Sendable {
     /// The reply of a request refused before the store (its body frame), written at once.
     public var refusal: [UInt8]?
 
-    /// The ticket of a request received at `received`.
-    public init(
-        envelope: [[UInt8]], id: RequestID?, op: Operation?, received: ContinuousClock.Instant?,
-        code: WireError.Code? = nil, refusal: [UInt8]? = nil
-    ) {
-        self.envelope = envelope
-        self.id = id
-        self.op = op
-        self.received = received
-        self.code = code
-        self.refusal = refusal
-    }
-
     /// The ticket of the daemon's own work: answered to no one, counted nowhere.
     public static let daemon = RequestTicket(envelope: [], id: nil, op: nil, received: nil)
 }

@@ -217,12 +217,6 @@ public struct Multipart: Sendable, Hashable {
     public var frames: [[UInt8]]
     /// The requested connection properties present on the message (e.g. `User-Id`).
     public var metadata: [String: String]
-
-    /// Creates a message from frames, with no metadata.
-    public init(frames: [[UInt8]], metadata: [String: String] = [:]) {
-        self.frames = frames
-        self.metadata = metadata
-    }
 }
 
 extension Duration {

@@ -42,10 +42,7 @@ struct Serve: AsyncParsableCommand {
             server, reload, PruneService(store: daemon.store, logger: logger),
         ]
         if let metricsServer = observability.server { services.append(metricsServer) }
-        if let trigger = daemon.sqlite?.checkpointTrigger {
-            services.append(
-                CheckpointService(path: daemon.configuration.databasePath, trigger: trigger, logger: logger))
-        }
+        if let checkpoints = daemon.sqlite?.checkpointService(logger: logger) { services.append(checkpoints) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -184,8 +184,10 @@ struct StoreContractTests {
         let checked = try CheckedSubmission(Contract.submission(), in: contract.catalog, at: contract.clock.now)
         let failure = await #expect(throws: StoreError.self) {
             _ = try await contract.store.write { transaction throws(StoreError) in
-                _ = try await contract.rules.apply(
-                    [.submit(checked, idempotencyKey: "lost", book: true)], catalog: .standard, in: transaction)
+                _ = try await contract.rules.applyBatch(
+                    requests: [CheckedRequest(.submit(checked, idempotencyKey: "lost", book: true), by: .anonymous)],
+                    catalog: .standard, in: transaction
+                ).results
                 throw StoreError(.database, "injected after the writes")
             }
         }
@@ -207,11 +209,15 @@ struct StoreContractTests {
         let rules = contract.rules
         let committed = try await contract.store.write { transaction throws(StoreError) in
             try await transaction.savepoint()
-            let first = try await rules.apply(
-                [.submit(checked, idempotencyKey: "a", book: true)], catalog: .standard, in: transaction)
+            let first = try await rules.applyBatch(
+                requests: [CheckedRequest(.submit(checked, idempotencyKey: "a", book: true), by: .anonymous)],
+                catalog: .standard, in: transaction
+            ).results
             try await transaction.savepoint()
-            let second = try await rules.apply(
-                [.submit(checked, idempotencyKey: "b", book: true)], catalog: .standard, in: transaction)
+            let second = try await rules.applyBatch(
+                requests: [CheckedRequest(.submit(checked, idempotencyKey: "b", book: true), by: .anonymous)],
+                catalog: .standard, in: transaction
+            ).results
             try await transaction.rollbackToSavepoint()
             try await transaction.releaseSavepoint()
             return (try? first[0].get(), try? second[0].get())

@@ -46,8 +46,7 @@ struct CheckpointServiceTests {
         #expect(Self.size(directory.database + "-wal") > 0)
 
         // The writes above grew the log past 16 pages, so the trigger is already set.
-        let trigger = try #require(store.checkpointTrigger)
-        let service = CheckpointService(path: directory.database, trigger: trigger, logger: StoreFixtures.logger)
+        let service = try #require(store.checkpointService(logger: StoreFixtures.logger))
         let group = ServiceGroup(configuration: .init(services: [service], logger: StoreFixtures.logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

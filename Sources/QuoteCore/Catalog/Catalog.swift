@@ -30,6 +30,19 @@ public struct Catalog: Sendable {
             positions: (Array(services.indices), Array(mechanics.indices), Array(coupons.indices)))
     }
 
+    /// What is wrong with `text` as a catalog's name or code (it must be visible, short and
+    /// free of control characters), as a catalog's problem says it; `nil` when nothing is.
+    public static func textProblem(_ text: String) -> String? {
+        if let scalar = TextHygiene.firstForbidden(in: text) {
+            return "contains the control character \(TextHygiene.name(scalar))"
+        }
+        if text.isBlank { return "is empty" }
+        if text.unicodeScalars.count > QuoteLimits.maximumTextLength {
+            return "is longer than \(QuoteLimits.maximumTextLength) characters"
+        }
+        return nil
+    }
+
     /// Validates, naming each entry by its position in the source (`positions`), which may
     /// differ from its position here when the source had entries that could not be read.
     init(
@@ -37,17 +50,8 @@ public struct Catalog: Sendable {
         positions: (services: [Int], mechanics: [Int], coupons: [Int])
     ) throws(CatalogError) {
         var problems: [Problem] = []
-        /// A name or code: visible, short, no control characters.
         func checkText(_ text: String, at field: String) {
-            if let scalar = TextHygiene.firstForbidden(in: text) {
-                problems.append(
-                    Problem(field: field, message: "contains the control character \(TextHygiene.name(scalar))"))
-            } else if text.isBlank {
-                problems.append(Problem(field: field, message: "is empty"))
-            } else if text.unicodeScalars.count > QuoteLimits.maximumTextLength {
-                problems.append(
-                    Problem(field: field, message: "is longer than \(QuoteLimits.maximumTextLength) characters"))
-            }
+            if let problem = Self.textProblem(text) { problems.append(Problem(field: field, message: problem)) }
         }
         /// An amount: within 0...``Money/maximumCents`` so that every total fits.
         func checkBound(_ amount: Money, at field: String) {
@@ -208,11 +212,6 @@ public struct Catalog: Sendable {
 public struct CatalogError: Error, Sendable, CustomStringConvertible {
     /// Every inconsistency, each located by its path in the catalog data.
     public let problems: [Problem]
-
-    /// Creates the error from its problems.
-    public init(problems: [Problem]) {
-        self.problems = problems
-    }
 
     public var description: String {
         "invalid catalog: " + problems.map(\.description).joined(separator: "; ")
