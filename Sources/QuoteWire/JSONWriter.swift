@@ -37,32 +37,26 @@ struct JSONWriter: ~Copyable {
         bytes.withUnsafeBytes { output.append($0) }
     }
 
-    mutating func beginObject() {
+    mutating func beginObject() { open(UInt8(ascii: "{")) }
+
+    mutating func endObject() { close(UInt8(ascii: "}")) }
+
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+
+    mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    /// Opens an object or array (`bracket`) one level deeper.
+    private mutating func open(_ bracket: UInt8) {
         separator()
-        output.append(UInt8(ascii: "{"))
-        push()
-    }
-
-    mutating func endObject() {
-        output.append(UInt8(ascii: "}"))
-        depth -= 1
-    }
-
-    mutating func beginArray() {
-        separator()
-        output.append(UInt8(ascii: "["))
-        push()
-    }
-
-    mutating func endArray() {
-        output.append(UInt8(ascii: "]"))
-        depth -= 1
-    }
-
-    private mutating func push() {
+        output.append(bracket)
         precondition(depth < 63, "JSON nested deeper than 63 levels")
         depth += 1
         noCommaBeforeNext()
+    }
+
+    private mutating func close(_ bracket: UInt8) {
+        output.append(bracket)
+        depth -= 1
     }
 
     /// Writes `"name":` inside an object.

@@ -70,13 +70,7 @@ extension Socket {
     /// - Returns: `false` if `dontWait` is set and nothing is waiting.
     public func receive(_ message: inout Message, dontWait: Bool = false) throws(ZeroMQError) -> Bool {
         let flags = dontWait ? ZMQ_DONTWAIT : 0
-        while true {
-            if zmq_msg_recv(&message.raw, handle, flags) >= 0 { return true }
-            let error = zmq_errno()
-            if error == EINTR { continue }
-            if error == EAGAIN && dontWait { return false }
-            throw ZeroMQError(errno: error, operation: "zmq_msg_recv(\(type))")
-        }
+        return try retrying("zmq_msg_recv", dontWait: dontWait) { zmq_msg_recv(&message.raw, handle, flags) }
     }
 
     /// Sends `message` without copying; on success it is left empty, ready for reuse.
@@ -85,12 +79,6 @@ extension Socket {
     @discardableResult
     public func send(_ message: inout Message, more: Bool = false, dontWait: Bool = false) throws(ZeroMQError) -> Bool {
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
-        while true {
-            if zmq_msg_send(&message.raw, handle, flags) >= 0 { return true }
-            let error = zmq_errno()
-            if error == EINTR { continue }
-            if error == EAGAIN && dontWait { return false }
-            throw ZeroMQError(errno: error, operation: "zmq_msg_send(\(type))")
-        }
+        return try retrying("zmq_msg_send", dontWait: dontWait) { zmq_msg_send(&message.raw, handle, flags) }
     }
 }

@@ -95,13 +95,7 @@ public struct Socket: ~Copyable {
         _ bytes: UnsafeRawBufferPointer, more: Bool = false, dontWait: Bool = false
     ) throws(ZeroMQError) -> Bool {
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
-        while true {
-            if zmq_send(handle, bytes.baseAddress, bytes.count, flags) >= 0 { return true }
-            let error = zmq_errno()
-            if error == EINTR { continue }
-            if error == EAGAIN && dontWait { return false }
-            throw ZeroMQError(errno: error, operation: "zmq_send(\(type))")
-        }
+        return try retrying("zmq_send", dontWait: dontWait) { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
     }
 
     /// Sends one frame; see ``send(_:more:dontWait:)-(UnsafeRawBufferPointer,_,_)``.
@@ -145,12 +139,20 @@ public struct Socket: ~Copyable {
     /// Receives into the scratch message; `false` if non-blocking and nothing is waiting.
     private func receiveScratch(dontWait: Bool) throws(ZeroMQError) -> Bool {
         let flags = dontWait ? ZMQ_DONTWAIT : 0
+        return try retrying("zmq_msg_recv", dontWait: dontWait) { zmq_msg_recv(scratch, handle, flags) }
+    }
+
+    /// Runs `call` (a libzmq send or receive, `operation`) until it is not interrupted:
+    /// `true` once it succeeds, `false` when `dontWait` is set and it would block.
+    func retrying(
+        _ operation: String, dontWait: Bool, _ call: () -> Int32
+    ) throws(ZeroMQError) -> Bool {
         while true {
-            if zmq_msg_recv(scratch, handle, flags) >= 0 { return true }
+            if call() >= 0 { return true }
             let error = zmq_errno()
             if error == EINTR { continue }
             if error == EAGAIN && dontWait { return false }
-            throw ZeroMQError(errno: error, operation: "zmq_msg_recv(\(type))")
+            throw ZeroMQError(errno: error, operation: "\(operation)(\(type))")
         }
     }
 
