@@ -367,57 +367,44 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Writing what is pending
 
-    /// Rows per multi-row statement: well under PostgreSQL's 65,535 parameters.
-    private static let rowsPerStatement = 2_000
-
     /// Inserts the new quotes and updates the changed ones, their steps and places in line
-    /// numbered as in the log.
+    /// numbered as in the log: one statement each (``BatchStatements``).
     private func writeQuotes() async throws(StoreError) {
         let offset = sequenceOffset
-        let inserted = pending.quotes.filter(\.isNew)
-        let updated = pending.quotes.filter { !$0.isNew }
-        try await insert(
-            inserted,
-            into: """
-                INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                    updated_at, data, history, wait_seq, wait_skill, wait_mechanic, customer_email, customer_name) VALUES
-                """, columns: 15
-        ) { entry, bindings throws(StoreError) in
+        var inserted = BatchStatements.InsertQuotes()
+        var updated = BatchStatements.UpdateQuotes()
+        for entry in pending.quotes {
             let quote = entry.quote
-            bindings.append(quote.id.rawValue)
-            bindings.append(quote.status.rawValue)
-            bindings.append(entry.key)
-            bindings.append(quote.mechanic?.id.rawValue)
-            bindings.append(quote.price?.cents)
-            bindings.append(currency.code)
-            bindings.append(StoredTime.milliseconds(quote.submittedAt))
-            bindings.append(StoredTime.milliseconds(quote.updatedAt))
-            try bind(QuoteCodec.encode(quote), to: &bindings)
-            try bind(history(of: entry, offset: offset), to: &bindings)
-            bindWaiting(entry, offset: offset, to: &bindings)
-            bindings.append(StoredCustomer.email(of: quote))
-            bindings.append(StoredCustomer.name(of: quote))
+            let data = ByteBuffer(bytesOf: QuoteCodec.encode(quote))
+            let history = ByteBuffer(bytesOf: history(of: entry, offset: offset))
+            if entry.isNew {
+                inserted.id.append(quote.id.rawValue)
+                inserted.state.append(quote.status.rawValue)
+                inserted.idempotencyKey.append(entry.key)
+                inserted.mechanic.append(quote.mechanic?.id.rawValue)
+                inserted.priceCents.append(quote.price?.cents)
+                inserted.currency.append(currency.code)
+                inserted.submittedAt.append(StoredTime.milliseconds(quote.submittedAt))
+                inserted.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
+                inserted.data.append(data)
+                inserted.history.append(history)
+                appendWaiting(entry, offset: offset, to: &inserted.waiting)
+                inserted.customerEmail.append(StoredCustomer.email(of: quote))
+                inserted.customerName.append(StoredCustomer.name(of: quote))
+            } else {
+                updated.id.append(quote.id.rawValue)
+                updated.state.append(quote.status.rawValue)
+                updated.mechanic.append(quote.mechanic?.id.rawValue)
+                updated.priceCents.append(quote.price?.cents)
+                updated.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
+                updated.data.append(data)
+                updated.history.append(history)
+                appendWaiting(entry, offset: offset, to: &updated.waiting)
+            }
         }
-        let changed = try await insert(
-            updated,
-            into: "UPDATE quotes SET state = v.state, mechanic_id = v.mechanic_id, price_cents = v.price_cents,"
-                + " updated_at = v.updated_at, data = v.data, history = v.history, wait_seq = v.wait_seq,"
-                + " wait_skill = v.wait_skill, wait_mechanic = v.wait_mechanic FROM (VALUES",
-            columns: 10,
-            types: ["bigint", "text", "bigint", "bigint", "bigint", "bytea", "bytea", "bigint", "int", "bigint"],
-            suffix: ") AS v(id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,"
-                + " wait_mechanic) WHERE quotes.id = v.id RETURNING quotes.id"
-        ) { entry, bindings throws(StoreError) in
-            let quote = entry.quote
-            bindings.append(quote.id.rawValue)
-            bindings.append(quote.status.rawValue)
-            bindings.append(quote.mechanic?.id.rawValue)
-            bindings.append(quote.price?.cents)
-            bindings.append(StoredTime.milliseconds(quote.updatedAt))
-            try bind(QuoteCodec.encode(quote), to: &bindings)
-            try bind(history(of: entry, offset: offset), to: &bindings)
-            bindWaiting(entry, offset: offset, to: &bindings)
-        }
+        if !inserted.isEmpty { _ = try await run(inserted) }
+        guard updated.count > 0 else { return }
+        let changed = try await run(updated).count
         guard changed == updated.count else {
             throw StoreError(.database, "integrity: \(updated.count - changed) changed quotes had no row to update")
         }
@@ -432,63 +419,30 @@ final class PostgresTransaction: StoreTransaction {
             }, to: entry.committed)
     }
 
-    private func bindWaiting(_ entry: PendingQuote, offset: Int64, to bindings: inout PostgresBindings) {
+    private func appendWaiting(_ entry: PendingQuote, offset: Int64, to columns: inout BatchStatements.WaitColumns) {
         let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
-        bindings.append(waitSeq)
-        bindings.append(waitSeq == nil ? nil : entry.quote.request.requiredSkill.rawValue)
-        bindings.append(waitSeq == nil ? nil : entry.quote.waitingFor?.id.rawValue)
+        columns.seq.append(waitSeq)
+        columns.skill.append(waitSeq == nil ? nil : Int32(entry.quote.request.requiredSkill.rawValue))
+        columns.mechanic.append(waitSeq == nil ? nil : entry.quote.waitingFor?.id.rawValue)
     }
 
-    /// Inserts the events, numbered as in the log.
+    /// Inserts the events, numbered as in the log, in one statement.
     private func writeEvents() async throws(StoreError) {
-        let now = nowMilliseconds
         let offset = sequenceOffset
-        try await insert(
-            pending.events,
-            into: "INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor) VALUES",
-            columns: 9
-        ) { entry, bindings throws(StoreError) in
-            bindings.append(entry.event.seq + offset)
-            bindings.append(now)
-            bindings.append(entry.event.type)
-            bindings.append(entry.event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
-            bindings.append(entry.mechanic)
-            bindings.append(entry.from)
-            bindings.append(entry.to)
-            try bind(entry.data, to: &bindings)
-            bindings.append(entry.event.by)
+        var events = BatchStatements.InsertEvents()
+        for entry in pending.events {
+            events.seq.append(entry.event.seq + offset)
+            events.at.append(nowMilliseconds)
+            events.type.append(entry.event.type)
+            events.quote.append(entry.event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
+            events.mechanic.append(entry.mechanic)
+            events.from.append(entry.from)
+            events.to.append(entry.to)
+            events.data.append(ByteBuffer(bytesOf: entry.data))
+            events.actor.append(entry.event.by)
         }
-    }
-
-    /// `prefix (...), (...) suffix` with a tuple of `columns` values for each of `rows`
-    /// (bound by `bind`, cast to `types` when given), a few thousand rows a statement; returns
-    /// how many rows the statements returned.
-    @discardableResult
-    private func insert<Row>(
-        _ rows: [Row], into prefix: String, columns: Int, types: [String]? = nil, suffix: String = "",
-        bind: (Row, inout PostgresBindings) throws(StoreError) -> Void
-    ) async throws(StoreError) -> Int {
-        var returned = 0
-        for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
-            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
-            var bindings = PostgresBindings(capacity: chunk.count * columns)
-            var values: [String] = []
-            values.reserveCapacity(chunk.count)
-            for row in chunk {
-                let base = bindings.count
-                try bind(row, &bindings)
-                values.append(
-                    "("
-                        + (0..<columns).map { column in
-                            "$\(base + column + 1)" + (types.map { "::" + $0[column] } ?? "")
-                        }.joined(separator: ", ") + ")")
-            }
-            returned += try await query(
-                PostgresQuery(
-                    unsafeSQL: "\(prefix) \(values.joined(separator: ", ")) \(suffix)", binds: bindings)
-            ).count
-        }
-        return returned
+        guard !events.isEmpty else { return }
+        _ = try await run(events)
     }
 
     private func bind(_ data: Data, to bindings: inout PostgresBindings) throws(StoreError) {
@@ -546,6 +500,19 @@ final class PostgresTransaction: StoreTransaction {
 
     private func execute(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) {
         _ = try await self.query(try query())
+    }
+
+    /// Runs `statement`, prepared on this connection at its first use, and collects its rows.
+    private func run<Statement: PostgresPreparedStatement>(
+        _ statement: Statement
+    ) async throws(StoreError) -> [Statement.Row] {
+        do {
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        } catch {
+            throw PostgresQuoteStore.storeError(error)
+        }
     }
 
     private func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)

@@ -1,0 +1,162 @@
+import Foundation
+import PostgresNIO
+
+/// The statements that write a batch's rows, last before `COMMIT`: each column's values bound
+/// as one array and turned back into rows by `unnest`, so that a statement's text is the same
+/// whatever the batch's size. postgres-nio prepares each once per connection (a named
+/// statement, by its type's name) and afterwards only binds and executes it: the server
+/// neither parses nor plans it again, and a batch of any size is one round trip a statement.
+enum BatchStatements {
+    /// The new quotes.
+    struct InsertQuotes: PostgresPreparedStatement {
+        typealias Row = ()
+
+        static let sql = """
+            INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+                updated_at, data, history, wait_seq, wait_skill, wait_mechanic, customer_email, customer_name)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
+                $7::bigint[], $8::bigint[], $9::bytea[], $10::bytea[], $11::bigint[], $12::int[], $13::bigint[],
+                $14::text[], $15::text[])
+            """
+
+        var id = ColumnValues<Int64>()
+        var state = ColumnValues<String>()
+        var idempotencyKey = ColumnValues<String>()
+        var mechanic = ColumnValues<Int64>()
+        var priceCents = ColumnValues<Int64>()
+        var currency = ColumnValues<String>()
+        var submittedAt = ColumnValues<Int64>()
+        var updatedAt = ColumnValues<Int64>()
+        var data = ColumnValues<ByteBuffer>()
+        var history = ColumnValues<ByteBuffer>()
+        var waiting = WaitColumns()
+        var customerEmail = ColumnValues<String>()
+        var customerName = ColumnValues<String>()
+
+        var isEmpty: Bool { id.values.isEmpty }
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 15)
+            bindings.append(id)
+            bindings.append(state)
+            bindings.append(idempotencyKey)
+            bindings.append(mechanic)
+            bindings.append(priceCents)
+            bindings.append(currency)
+            bindings.append(submittedAt)
+            bindings.append(updatedAt)
+            bindings.append(data)
+            bindings.append(history)
+            waiting.bind(to: &bindings)
+            bindings.append(customerEmail)
+            bindings.append(customerName)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) {}
+    }
+
+    /// The quotes changed; returns each one's id, so that a quote with no row is noticed.
+    struct UpdateQuotes: PostgresPreparedStatement {
+        typealias Row = Int64
+
+        static let sql = """
+            UPDATE quotes SET state = v.state, mechanic_id = v.mechanic_id, price_cents = v.price_cents,
+                updated_at = v.updated_at, data = v.data, history = v.history, wait_seq = v.wait_seq,
+                wait_skill = v.wait_skill, wait_mechanic = v.wait_mechanic
+            FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[],
+                $7::bytea[], $8::bigint[], $9::int[], $10::bigint[])
+                AS v(id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,
+                    wait_mechanic)
+            WHERE quotes.id = v.id
+            RETURNING quotes.id
+            """
+
+        var id = ColumnValues<Int64>()
+        var state = ColumnValues<String>()
+        var mechanic = ColumnValues<Int64>()
+        var priceCents = ColumnValues<Int64>()
+        var updatedAt = ColumnValues<Int64>()
+        var data = ColumnValues<ByteBuffer>()
+        var history = ColumnValues<ByteBuffer>()
+        var waiting = WaitColumns()
+
+        var count: Int { id.values.count }
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
+            bindings.append(id)
+            bindings.append(state)
+            bindings.append(mechanic)
+            bindings.append(priceCents)
+            bindings.append(updatedAt)
+            bindings.append(data)
+            bindings.append(history)
+            waiting.bind(to: &bindings)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
+    }
+
+    /// A quote's place in the wait-list: the seq that put it in line, the skill its work
+    /// needs, the one mechanic it waits for (all NULL when it does not wait).
+    struct WaitColumns: Sendable {
+        var seq = ColumnValues<Int64>()
+        var skill = ColumnValues<Int32>()
+        var mechanic = ColumnValues<Int64>()
+
+        fileprivate func bind(to bindings: inout PostgresBindings) {
+            bindings.append(seq)
+            bindings.append(skill)
+            bindings.append(mechanic)
+        }
+    }
+
+    /// The events.
+    struct InsertEvents: PostgresPreparedStatement {
+        typealias Row = ()
+
+        static let sql = """
+            INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
+                $7::text[], $8::bytea[], $9::text[])
+            """
+
+        var seq = ColumnValues<Int64>()
+        var at = ColumnValues<Int64>()
+        var type = ColumnValues<String>()
+        var quote = ColumnValues<Int64>()
+        var mechanic = ColumnValues<Int64>()
+        var from = ColumnValues<String>()
+        var to = ColumnValues<String>()
+        var data = ColumnValues<ByteBuffer>()
+        var actor = ColumnValues<String>()
+
+        var isEmpty: Bool { seq.values.isEmpty }
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 9)
+            bindings.append(seq)
+            bindings.append(at)
+            bindings.append(type)
+            bindings.append(quote)
+            bindings.append(mechanic)
+            bindings.append(from)
+            bindings.append(to)
+            bindings.append(data)
+            bindings.append(actor)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) {}
+    }
+}
+
+extension ByteBuffer {
+    /// The bytes of `data`, for a `bytea` array.
+    init(bytesOf data: Data) {
+        self.init()
+        writeBytes(data)
+    }
+}
