@@ -110,8 +110,16 @@ struct Bench {
             otherEndpoints: others.map(\.commands))
         let all = [daemon] + others
         let cpuBefore = all.map(\.cpuSeconds)
+        let commitsBefore = try all.map { try commits($0.commands, curve: keys) }
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
+        let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
+        if result.elapsed > 0, committed > 0 {
+            // Commits bound turnover (contention); requests per commit tell how well they group.
+            let rate = String(format: "%.0f", Double(committed) / result.elapsed)
+            let each = String(format: "%.1f", Double(result.replies) / Double(committed))
+            FileHandle.standardError.write(Data("# \(label): \(rate) commits/s, \(each) requests each\n".utf8))
+        }
         let cpu = cpuEach.reduce(0, +)
         if all.count > 1, result.elapsed > 0 {
             let each = cpuEach.map { String(format: "%.2f", $0 / result.elapsed) }.joined(separator: ", ")
@@ -227,6 +235,23 @@ struct Bench {
         let text = String(decoding: pong, as: UTF8.self)
         guard let range = text.range(of: #""lastSeq":"#) else { return 0 }
         return Int64(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+
+    /// The store transactions (group commits) the daemon at `endpoint` has run: its `stats`
+    /// reply's `activity.batches`.
+    private mutating func commits(_ endpoint: String, curve: BenchKeys?) throws -> Int64 {
+        let socket = try Socket(context, type: .dealer)
+        try curve?.configure(socket)
+        try socket.set(.linger, 0)
+        try socket.set(.receiveTimeout, 10_000)
+        try socket.connect(endpoint)
+        _ = try socket.send(Array(#"{"v":1,"op":"stats"}"#.utf8))
+        guard let reply = try socket.receive() else { throw BenchError("quoted did not answer stats") }
+        let text = String(decoding: reply, as: UTF8.self)
+        guard let range = text.range(of: #""batches":"#),
+            let batches = Int64(text[range.upperBound...].prefix(while: \.isNumber))
+        else { throw BenchError("quoted's stats reply has no activity.batches") }
+        return batches
     }
 
     static func rate(_ value: Double) -> String {
