@@ -90,22 +90,26 @@ extension PostgresQuoteStore {
     }
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
-        let rows = try await query(
-            """
-            SELECT seq, at, type, quote_id, from_state, data, actor FROM events
-            WHERE seq > \(after) ORDER BY seq LIMIT \(limit)
-            """)
-        return try rows.map { row throws(StoreError) in
-            let (seq, at, type, quoteID, from, data, actor) = try Self.decode(
-                row, as: (Int64, Int64, String, Int64, String?, Data, String?).self)
-            let kind: StoredEvent.Kind
-            do {
-                kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quoteID))
-            } catch {
-                throw StoreError(.corrupt, "event \(seq): \(error)")
-            }
-            return StoredEvent(seq: seq, at: StoredTime.date(at), kind: kind, by: actor)
+        let columns = "SELECT seq, at, type, quote_id, from_state, data, actor FROM events"
+        let rows = try await query("\(unescaped: columns) WHERE seq > \(after) ORDER BY seq LIMIT \(limit)")
+            .map(Self.eventRow)
+        // A bare submission last in the page is read with the row after it.
+        var following: StoredEventRow?
+        if let last = rows.last, last.isBareSubmission, last.seq < .max {
+            following = try await query("\(unescaped: columns) WHERE seq = \(last.seq + 1)").first.map(Self.eventRow)
         }
+        do {
+            return try StoredEventRow.events(rows, following: following)
+        } catch {
+            throw StoreError(.corrupt, "\(error)")
+        }
+    }
+
+    /// The columns of an event's `row` (seq, at, type, quote_id, from_state, data, actor).
+    private static func eventRow(_ row: PostgresRow) throws(StoreError) -> StoredEventRow {
+        let (seq, at, type, quote, from, data, by) = try decode(
+            row, as: (Int64, Int64, String, Int64, String?, Data, String?).self)
+        return StoredEventRow(seq: seq, at: at, type: type, quote: quote, from: from, data: data, by: by)
     }
 
     public func lastSequence() async throws(StoreError) -> Int64 {

@@ -345,7 +345,9 @@ final class PostgresTransaction: StoreTransaction {
         let at = StoredTime.date(nowMilliseconds)
         var events: [StoredEvent] = []
         events.reserveCapacity(changes.count)
-        for kind in changes {
+        // A new quote's `quote.submitted` is stored without data (`StoredEventRow`).
+        let bare = StoredEventRow.submission(changes) != nil
+        for (index, kind) in changes.enumerated() {
             lastSeq += 1
             let event = StoredEvent(seq: lastSeq, at: at, kind: kind, by: actor)
             events.append(event)
@@ -354,7 +356,7 @@ final class PostgresTransaction: StoreTransaction {
                 pending.events.append(
                     PendingEvent(
                         event: event, mechanic: quote.mechanic?.id.rawValue, from: previous?.rawValue,
-                        to: quote.status.rawValue, data: QuoteCodec.encode(quote)))
+                        to: quote.status.rawValue, data: bare && index == 0 ? Data() : QuoteCodec.encode(quote)))
             default:
                 let (mechanic, from, to, data) = kind.columns
                 pending.events.append(

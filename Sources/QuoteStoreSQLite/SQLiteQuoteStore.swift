@@ -389,13 +389,16 @@ public final class SQLiteQuoteStore: QuoteStore {
         try await read { db in
             let columns = "SELECT seq, at, type, quote_id, from_state, data, actor FROM events"
             let rows = try Row.fetchAll(
-                db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
-            return try rows.indices.map { index in
-                try Self.event(rows[index]) { seq in
-                    if index + 1 < rows.count { return rows[index + 1] }
-                    return try Row.fetchOne(db, sql: "\(columns) WHERE seq = ?", arguments: [seq])
-                }
+                db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
+            ).map(Self.eventRow)
+            // A bare submission last in the page is read with the row after it.
+            let following = try rows.last.flatMap { last in
+                last.isBareSubmission && last.seq < .max
+                    ? try Row.fetchOne(db, sql: "\(columns) WHERE seq = ?", arguments: [last.seq + 1]).map(
+                        Self.eventRow)
+                    : nil
             }
+            return try StoredEventRow.events(rows, following: following)
         }
     }
 
@@ -458,38 +461,13 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     // MARK: Conversions
 
-    /// The event in `row`; `next(seq)` reads the row of event `seq`, for a `quote.submitted`
-    /// stored without its quote.
-    ///
-    /// A new quote's `quote.submitted` is written without data: its quote is the one in the
-    /// event after it (same quote, same statement, priced), back at its first state. Pruning
-    /// deletes a prefix of the log, so that event is there whenever this one is.
-    static func event(_ row: Row, next: (Int64) throws -> Row?) throws -> StoredEvent {
-        // Decoded with `try`: a row that breaks the schema (NULL, another type) is a
-        // corrupt record, not a trap.
-        let seq: Int64 = try row.decode(atIndex: 0)
-        let at = StoredTime.date(try row.decode(atIndex: 1))
-        let type: String = try row.decode(atIndex: 2)
-        let quoteID = QuoteID(try row.decode(atIndex: 3))
-        let data: Data = try row.decode(atIndex: 5)
-        let kind: StoredEvent.Kind
-        switch type {
-        case "quote.submitted" where data.isEmpty:
-            guard seq < .max, let priced = try next(seq + 1), QuoteID(try priced.decode(atIndex: 3)) == quoteID
-            else {
-                throw QuoteCodec.CorruptRecord(
-                    description: "event \(seq) (quote.submitted) has no priced event after it")
-            }
-            let quote = try QuoteCodec.decodeQuote(try priced.decode(atIndex: 5))
-            kind = .quote(
-                from: nil,
-                quote: Quote(
-                    id: quote.id, request: quote.request, submittedAt: quote.submittedAt,
-                    submittedBy: quote.submittedBy, submissionDigest: quote.submissionDigest))
-        default:
-            kind = try StoredEvent.Kind(
-                type: type, from: try row.decode(String?.self, atIndex: 4), data: data, quote: quoteID)
-        }
-        return StoredEvent(seq: seq, at: at, kind: kind, by: try row.decode(atIndex: 6))
+    /// The columns of an event's `row` (seq, at, type, quote_id, from_state, data, actor),
+    /// decoded with `try`: a row that breaks the schema (NULL, another type) is a corrupt
+    /// record, not a trap.
+    static func eventRow(_ row: Row) throws -> StoredEventRow {
+        StoredEventRow(
+            seq: try row.decode(atIndex: 0), at: try row.decode(atIndex: 1), type: try row.decode(atIndex: 2),
+            quote: try row.decode(atIndex: 3), from: try row.decode(String?.self, atIndex: 4),
+            data: try row.decode(atIndex: 5), by: try row.decode(atIndex: 6))
     }
 }

@@ -315,9 +315,7 @@ final class SQLiteTransaction: StoreTransaction {
     func append(_ changes: [StoredEvent.Kind], by actor: String?) throws(StoreError) -> [StoredEvent] {
         try run {
             try willWrite()
-            if changes.count == 2, case .quote(nil, let submitted) = changes[0],
-                case .quote(.submitted, let priced) = changes[1], submitted.id == priced.id
-            {
+            if let submitted = StoredEventRow.submission(changes), case .quote(_, let priced) = changes[1] {
                 return try appendSubmission(submitted, priced: priced, by: actor)
             }
             return try changes.map { try appendOne($0, by: actor) }
@@ -327,9 +325,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// A new quote's two steps, `submitted` then its priced state, as two events with
     /// consecutive sequence numbers, in one statement.
     ///
-    /// `quote.submitted` is stored without data: its quote is the priced one back at its
-    /// first state, and reading the log rebuilds it from the next event
-    /// (`SQLiteQuoteStore.event(_:next:)`), which saves encoding and storing it twice.
+    /// `quote.submitted` is stored without data, as ``StoredEventRow`` says.
     private func appendSubmission(_ submitted: Quote, priced: Quote, by actor: String?) throws -> [StoredEvent] {
         // The states are closed enums, written into the SQL rather than bound: a text bind
         // copies into a fresh SQLite allocation.
