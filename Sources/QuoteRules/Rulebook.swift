@@ -149,12 +149,12 @@ public struct Rulebook: Sendable {
         let applied = try await applyBatch(requests: writes, catalog: catalog, to: store).results
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(commands.count)
-        // One result per write, in order (`applyBatch` answers every request it is given).
+        // One result per write, in order: `applyBatch` answers every request it is given.
         var nextWrite = applied.makeIterator()
         for admission in admitted {
             switch admission {
             case .write:
-                guard let result = nextWrite.next() else { return results }
+                guard let result = nextWrite.next() else { preconditionFailure("a write was not answered") }
                 results.append(result)
             case .replay(let read, let refusal):
                 let answer = try await answer(read, catalog: catalog, from: store, maximumRows: 1)

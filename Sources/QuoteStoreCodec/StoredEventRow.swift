@@ -8,7 +8,8 @@ package import QuoteStore
 /// A new quote's `quote.submitted` is written without data: its quote is the priced one in
 /// the event right after it (the same quote, appended with it), back at its first state.
 /// Reading the log rebuilds it from that row, which saves encoding and storing the quote twice.
-/// Pruning deletes a prefix of the log, so the row after is there whenever this one is.
+/// Pruning never takes one row of the pair without the other: it deletes rows up to a `seq`
+/// and older than a time, and the two share their time.
 package struct StoredEventRow: Sendable {
     package var seq: Int64
     /// Milliseconds since the epoch (`StoredTime`).

@@ -2,15 +2,16 @@ import Foundation
 import PostgresNIO
 
 /// The statements that write a batch's rows, last before `COMMIT`: each column's values bound
-/// as one array and turned back into rows by `unnest`, so that a statement's text is the same
-/// whatever the batch's size. postgres-nio prepares each once per connection (a named
-/// statement, by its type's name) and afterwards only binds and executes it: the server
-/// neither parses nor plans it again, and a batch of any size is one round trip a statement.
+/// as one array and turned back into rows by `unnest`, so that a statement's text is short and
+/// the same whatever the batch's size, and a batch of any size is one round trip a statement.
+///
+/// They are sent as unnamed statements, parsed each time (a short text: cheap), not as named
+/// prepared ones: postgres-nio keeps a failed preparation's error for its connection's life,
+/// so one lock or statement timeout while preparing, inside a transaction, would fail every
+/// later batch on that connection.
 enum BatchStatements {
     /// The new quotes.
-    struct InsertQuotes: PostgresPreparedStatement {
-        typealias Row = ()
-
+    struct InsertQuotes: BatchStatement {
         static let sql = """
             INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
                 updated_at, data, history, wait_seq, wait_skill, wait_mechanic, customer_email, customer_name)
@@ -53,13 +54,10 @@ enum BatchStatements {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) {}
     }
 
     /// The quotes changed; returns each one's id, so that a quote with no row is noticed.
-    struct UpdateQuotes: PostgresPreparedStatement {
-        typealias Row = Int64
-
+    struct UpdateQuotes: BatchStatement {
         static let sql = """
             UPDATE quotes SET state = v.state, mechanic_id = v.mechanic_id, price_cents = v.price_cents,
                 updated_at = v.updated_at, data = v.data, history = v.history, wait_seq = v.wait_seq,
@@ -96,7 +94,6 @@ enum BatchStatements {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
     }
 
     /// A quote's place in the wait-list: the seq that put it in line, the skill its work
@@ -114,9 +111,7 @@ enum BatchStatements {
     }
 
     /// The events.
-    struct InsertEvents: PostgresPreparedStatement {
-        typealias Row = ()
-
+    struct InsertEvents: BatchStatement {
         static let sql = """
             INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
@@ -149,8 +144,18 @@ enum BatchStatements {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) {}
     }
+}
+
+/// A statement of fixed text and the values it binds.
+protocol BatchStatement: Sendable {
+    static var sql: String { get }
+    func makeBindings() -> PostgresBindings
+}
+
+extension BatchStatement {
+    /// The statement with its values.
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: makeBindings()) }
 }
 
 extension ByteBuffer {

@@ -90,16 +90,17 @@ extension PostgresQuoteStore {
     }
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
-        let columns = "SELECT seq, at, type, quote_id, from_state, data, actor FROM events"
-        let rows = try await query("\(unescaped: columns) WHERE seq > \(after) ORDER BY seq LIMIT \(limit)")
-            .map(Self.eventRow)
-        // A bare submission last in the page is read with the row after it.
-        var following: StoredEventRow?
-        if let last = rows.last, last.isBareSubmission, last.seq < .max {
-            following = try await query("\(unescaped: columns) WHERE seq = \(last.seq + 1)").first.map(Self.eventRow)
-        }
+        // One row more than the page, in the same statement (one snapshot, which pruning
+        // cannot cut between): the row after a bare submission that ends the page.
+        let rows = try await query(
+            """
+            SELECT seq, at, type, quote_id, from_state, data, actor FROM events
+            WHERE seq > \(after) ORDER BY seq LIMIT \(limit < .max ? limit + 1 : limit)
+            """
+        ).map(Self.eventRow)
         do {
-            return try StoredEventRow.events(rows, following: following)
+            guard rows.count > limit else { return try StoredEventRow.events(rows, following: nil) }
+            return try StoredEventRow.events(Array(rows.dropLast()), following: rows.last)
         } catch {
             throw StoreError(.corrupt, "\(error)")
         }

@@ -404,9 +404,9 @@ final class PostgresTransaction: StoreTransaction {
                 appendWaiting(entry, offset: offset, to: &updated.waiting)
             }
         }
-        if !inserted.isEmpty { _ = try await run(inserted) }
+        if !inserted.isEmpty { try await execute(inserted.query) }
         guard updated.count > 0 else { return }
-        let changed = try await run(updated).count
+        let changed = try await query(updated.query).count
         guard changed == updated.count else {
             throw StoreError(.database, "integrity: \(updated.count - changed) changed quotes had no row to update")
         }
@@ -444,15 +444,7 @@ final class PostgresTransaction: StoreTransaction {
             events.actor.append(entry.event.by)
         }
         guard !events.isEmpty else { return }
-        _ = try await run(events)
-    }
-
-    private func bind(_ data: Data, to bindings: inout PostgresBindings) throws(StoreError) {
-        do {
-            try bindings.append(data)
-        } catch {
-            throw StoreError(.database, "cannot bind \(data.count) bytes: \(error)")
-        }
+        try await execute(events.query)
     }
 
     // MARK: Savepoints
@@ -502,19 +494,6 @@ final class PostgresTransaction: StoreTransaction {
 
     private func execute(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) {
         _ = try await self.query(try query())
-    }
-
-    /// Runs `statement`, prepared on this connection at its first use, and collects its rows.
-    private func run<Statement: PostgresPreparedStatement>(
-        _ statement: Statement
-    ) async throws(StoreError) -> [Statement.Row] {
-        do {
-            var rows: [Statement.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
-        } catch {
-            throw PostgresQuoteStore.storeError(error)
-        }
     }
 
     private func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)

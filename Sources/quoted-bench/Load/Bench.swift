@@ -115,10 +115,11 @@ struct Bench {
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
         let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
         if result.elapsed > 0, committed > 0 {
-            // Commits bound turnover (contention); requests per commit tell how well they group.
+            // Batches (a group commit each when they write) bound turnover (contention); requests
+            // per batch tell how well they group.
             let rate = String(format: "%.0f", Double(committed) / result.elapsed)
             let each = String(format: "%.1f", Double(result.replies) / Double(committed))
-            FileHandle.standardError.write(Data("# \(label): \(rate) commits/s, \(each) requests each\n".utf8))
+            FileHandle.standardError.write(Data("# \(label): \(rate) batches/s, \(each) requests each\n".utf8))
         }
         let cpu = cpuEach.reduce(0, +)
         if all.count > 1, result.elapsed > 0 {
@@ -237,8 +238,8 @@ struct Bench {
         return Int64(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
-    /// The store transactions (group commits) the daemon at `endpoint` has run: its `stats`
-    /// reply's `activity.batches`.
+    /// The batches the daemon at `endpoint` has committed (a group commit each, when it
+    /// writes): its `stats` reply's `activity.batches`.
     private mutating func commits(_ endpoint: String, curve: BenchKeys?) throws -> Int64 {
         let socket = try Socket(context, type: .dealer)
         try curve?.configure(socket)
