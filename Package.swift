@@ -255,6 +255,7 @@ let package = Package(
                 "QuoteStoreSQLite",
                 "QuoteStorePostgres",
                 "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -147,6 +147,12 @@ extension PostgresQuoteStore {
                 "ALTER TABLE coupons ADD COLUMN position INT NOT NULL DEFAULT 0",
             ]
         ),
+        (
+            // No statement: a mark that a new quote's quote.submitted is stored without its
+            // quote from now on (`StoredEventRow`), which a quoted before it cannot read. One
+            // that finds this mark refuses the database.
+            "v7: a new quote's first event without its quote", []
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of
@@ -172,6 +178,14 @@ extension PostgresQuoteStore {
                     }
                 } catch {
                     throw Self.storeError(error)
+                }
+                // A database a newer quoted migrated may hold what this one cannot read.
+                let unknown = applied.subtracting(Self.migrations.map(\.id))
+                guard unknown.isEmpty else {
+                    throw StoreError(
+                        .migration,
+                        "the database was migrated by a newer quoted (\(unknown.sorted().joined(separator: ", "))); this version cannot use it: run the newer one"
+                    )
                 }
                 let pending = Self.migrations.filter { !applied.contains($0.id) }
                 if !pending.isEmpty {

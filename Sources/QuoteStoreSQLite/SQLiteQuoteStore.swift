@@ -68,15 +68,24 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
         do {
             let migrator = Self.migrator
-            let pending = try pool.read { db in
+            let (pending, unknown) = try pool.read { db in
                 let done = try migrator.appliedIdentifiers(db)
-                return migrator.migrations.filter { !done.contains($0) }
+                return (migrator.migrations.filter { !done.contains($0) }, done.subtracting(migrator.migrations))
+            }
+            // A file a newer quoted migrated may hold what this one cannot read: refused.
+            guard unknown.isEmpty else {
+                throw StoreError(
+                    .migration,
+                    "\(path) was migrated by a newer quoted (\(unknown.sorted().joined(separator: ", "))); this version cannot use it: run the newer one, or restore a backup"
+                )
             }
             if !pending.isEmpty {
                 // A migration may rewrite every row: say so first.
                 logger.notice("migrating store", metadata: ["path": "\(path)", "migrations": "\(pending)"])
             }
             try migrator.migrate(pool)
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError(.migration, "cannot migrate \(path): \(error)")
         }

@@ -176,6 +176,18 @@ struct StoreContractTests {
         #expect(try await contract.store.integrityViolations().isEmpty)
     }
 
+    @Test("a database a newer quoted migrated is refused, naming its migration", arguments: StoreFactory.all)
+    func newerSchemaIsRefused(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+        try contract.database.record(migration: "v99: from a later quoted")
+        let refusal = await #expect(throws: StoreError.self) {
+            _ = try await contract.another()
+        }
+        #expect(refusal?.code == .migration)
+        #expect(refusal?.message.contains("v99: from a later quoted") == true)
+    }
+
     @Test("a transaction that fails applies nothing and hands back its numbers", arguments: StoreFactory.all)
     func failedTransactionAppliesNothing(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory)

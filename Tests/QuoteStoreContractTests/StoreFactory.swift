@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import QuoteCore
 import QuoteRules
@@ -33,6 +34,9 @@ protocol StoreDatabase: Sendable {
     /// A new handle on the database (a connection of its own, as another process would have),
     /// its catalog synced to `catalog`, dating its changes by `clock`.
     func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore
+
+    /// Marks the database migrated by `migration`, as a later quoted would have.
+    func record(migration: String) throws
 }
 
 final class SQLiteDatabase: StoreDatabase {
@@ -49,6 +53,12 @@ final class SQLiteDatabase: StoreDatabase {
             clock: { clock.now })
     }
 
+    func record(migration: String) throws {
+        try DatabaseQueue(path: directory + "/quoted.sqlite").write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [migration])
+        }
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
 
@@ -57,6 +67,13 @@ final class PostgresDatabase: StoreDatabase {
 
     init() throws {
         url = try PostgresCluster.start().createDatabase()
+    }
+
+    func record(migration: String) throws {
+        let name = String(url.split(separator: "/").last ?? "")
+        _ = try PostgresCluster.start().sql(
+            "INSERT INTO quoted_migrations (id) VALUES ('\(migration.replacingOccurrences(of: "'", with: "''"))')",
+            database: name)
     }
 
     func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore {
