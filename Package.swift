@@ -125,6 +125,15 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: The catalog file (YAML or JSON), read by the daemon and by quotectl
+        .target(
+            name: "CatalogFile",
+            dependencies: [
+                "QuoteCore",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
@@ -166,6 +175,7 @@ let package = Package(
         .executableTarget(
             name: "quoted",
             dependencies: [
+                "CatalogFile",
                 "KeyCommands",
                 "QuoteDaemon",
                 "QuoteCore",
@@ -188,13 +198,13 @@ let package = Package(
         .executableTarget(
             name: "quotectl",
             dependencies: [
+                "CatalogFile",
                 "KeyCommands",
                 "QuoteClient",
                 "QuoteCore",
                 "QuoteWire",
                 "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -274,6 +284,7 @@ let package = Package(
         .testTarget(
             name: "QuoteDaemonTests",
             dependencies: [
+                "CatalogFile",
                 "QuoteCore",
                 "QuoteDaemon",
                 "QuoteMetricsServer",

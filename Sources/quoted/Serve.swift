@@ -1,4 +1,5 @@
 import ArgumentParser
+import CatalogFile
 import Configuration
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import CatalogFile
 import Configuration
 import Foundation
 import Logging

@@ -1,9 +1,9 @@
 import ArgumentParser
+import CatalogFile
 import Foundation
 import QuoteClient
 import QuoteCore
 import QuoteWire
-import Yams
 
 /// `quotectl catalog show|apply`: the catalog in force, and putting a catalog file in force
 /// on every daemon of the store at once.
@@ -62,7 +62,12 @@ struct CatalogCommand: AsyncParsableCommand {
         @Flag(help: "Show the difference only; change nothing.") var dryRun = false
 
         func run() async throws {
-            let document = try Self.read(file)
+            let document: CatalogDocument
+            do {
+                document = try CatalogLoader.document(at: file)
+            } catch {
+                throw QuotedError(.usage, error.description)
+            }
             let catalog: Catalog
             do {
                 catalog = try document.catalog()
@@ -99,23 +104,6 @@ struct CatalogCommand: AsyncParsableCommand {
                 let reply = try await quoted.checked(request)
                 if output.json { return output.reply(reply) }
                 output.line("catalog version \(reply.catalogVersion ?? 0) in force")
-            }
-        }
-
-        /// The document in `path`, YAML or JSON.
-        static func read(_ path: String) throws -> CatalogDocument {
-            let data: Data
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw QuotedError(.usage, "cannot read \(path): \(error.localizedDescription)")
-            }
-            do {
-                return path.hasSuffix(".json")
-                    ? try JSONDecoder().decode(CatalogDocument.self, from: data)
-                    : try YAMLDecoder().decode(CatalogDocument.self, from: data)
-            } catch {
-                throw QuotedError(.usage, "\(path) is not a catalog: \(error)")
             }
         }
     }

@@ -2,11 +2,23 @@ import Foundation
 public import QuoteCore
 import Yams
 
-/// Reads a catalog file: YAML (`.yaml`, `.yml`) or JSON (`.json`), validated on load.
+/// Reads a catalog file, YAML (`.yaml`, `.yml`) or JSON (`.json`): the daemon seeds its store
+/// from one, and `quotectl catalog apply` sends one, read the same way.
 public enum CatalogLoader {
-    /// The catalog in the file at `path`, or the built-in one when `path` is `nil`.
+    /// The catalog in the file at `path`, validated; the built-in one when `path` is `nil`.
     public static func load(_ path: String?) throws(CatalogLoadError) -> Catalog {
         guard let path else { return .standard }
+        let document = try document(at: path)
+        do {
+            return try document.catalog()
+        } catch {
+            throw CatalogLoadError(path: path, problems: error.problems)
+        }
+    }
+
+    /// The catalog in the file at `path` as written, not yet validated (`CatalogDocument.catalog()`
+    /// says every problem at its path).
+    public static func document(at path: String) throws(CatalogLoadError) -> CatalogDocument {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -15,21 +27,14 @@ public enum CatalogLoader {
                 path: path, problems: [Problem(field: "file", message: "cannot be read: \(error.localizedDescription)")]
             )
         }
-        let document: CatalogDocument
         do {
             if path.hasSuffix(".json") {
-                document = try JSONDecoder().decode(CatalogDocument.self, from: data)
-            } else {
-                document = try YAMLDecoder().decode(CatalogDocument.self, from: data)
+                return try JSONDecoder().decode(CatalogDocument.self, from: data)
             }
+            return try YAMLDecoder().decode(CatalogDocument.self, from: data)
         } catch {
             throw CatalogLoadError(
                 path: path, problems: [Problem(field: "file", message: "is not a catalog: \(error)")])
-        }
-        do {
-            return try document.catalog()
-        } catch {
-            throw CatalogLoadError(path: path, problems: error.problems)
         }
     }
 }
