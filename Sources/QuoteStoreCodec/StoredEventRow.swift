@@ -44,6 +44,16 @@ package struct StoredEventRow: Sendable {
         return submitted
     }
 
+    /// How many rows a store reads for a page of `limit` events: one more, in the same
+    /// statement, so that a page ending on a bare submission has the row it is read from.
+    package static func rowsToRead(forPage limit: Int) -> Int { limit < .max ? limit + 1 : limit }
+
+    /// The page of at most `limit` events in `rows`, read as ``rowsToRead(forPage:)`` says.
+    package static func page(_ rows: [StoredEventRow], limit: Int) throws -> [StoredEvent] {
+        guard rows.count > limit else { return try events(rows, following: nil) }
+        return try events(Array(rows.prefix(max(limit, 0))), following: rows[max(limit, 0)])
+    }
+
     /// The events of `rows`, consecutive in the log; `following` is the row after the last,
     /// read when the last is a bare submission (``isBareSubmission``). Throws
     /// `QuoteCodec.CorruptRecord` (or a decoding error) for a row that does not read back.

@@ -95,12 +95,11 @@ extension PostgresQuoteStore {
         let rows = try await query(
             """
             SELECT seq, at, type, quote_id, from_state, data, actor FROM events
-            WHERE seq > \(after) ORDER BY seq LIMIT \(limit < .max ? limit + 1 : limit)
+            WHERE seq > \(after) ORDER BY seq LIMIT \(StoredEventRow.rowsToRead(forPage: limit))
             """
         ).map(Self.eventRow)
         do {
-            guard rows.count > limit else { return try StoredEventRow.events(rows, following: nil) }
-            return try StoredEventRow.events(Array(rows.dropLast()), following: rows.last)
+            return try StoredEventRow.page(rows, limit: limit)
         } catch {
             throw StoreError(.corrupt, "\(error)")
         }

@@ -396,18 +396,13 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
         try await read { db in
-            let columns = "SELECT seq, at, type, quote_id, from_state, data, actor FROM events"
             let rows = try Row.fetchAll(
-                db, sql: "\(columns) WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
+                db,
+                sql:
+                    "SELECT seq, at, type, quote_id, from_state, data, actor FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                arguments: [after, StoredEventRow.rowsToRead(forPage: limit)]
             ).map(Self.eventRow)
-            // A bare submission last in the page is read with the row after it.
-            let following = try rows.last.flatMap { last in
-                last.isBareSubmission && last.seq < .max
-                    ? try Row.fetchOne(db, sql: "\(columns) WHERE seq = ?", arguments: [last.seq + 1]).map(
-                        Self.eventRow)
-                    : nil
-            }
-            return try StoredEventRow.events(rows, following: following)
+            return try StoredEventRow.page(rows, limit: limit)
         }
     }
 
