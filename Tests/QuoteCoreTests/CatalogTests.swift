@@ -25,6 +25,27 @@ struct CatalogTests {
         #expect(Skill(name: "wizard") == nil)
     }
 
+    @Test(
+        "a service is found by its name in any case, between any spaces",
+        arguments: [
+            ("Oil Change", "Oil Change"), ("oil change", "Oil Change"), ("  OIL CHANGE\t", "Oil Change"),
+            ("Équilibrage", "Équilibrage"), ("ÉQUILIBRAGE", "Équilibrage"), (" équilibrage", "Équilibrage"),
+            ("wash", "wash"), ("WASH", "wash"),
+        ])
+    func serviceInAnyCase(asked: String, found: String) throws {
+        let catalog = try CatalogDocument(
+            currency: "EUR",
+            services: [
+                .init(name: "Oil Change", minimumSkill: "junior", price: "35.00"),
+                .init(name: "Équilibrage", minimumSkill: "junior", price: "20.00"),
+                .init(name: "wash", minimumSkill: "junior", price: "5.00"),
+            ],
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")]
+        ).catalog()
+        #expect(catalog.service(named: asked)?.name == found)
+        #expect(catalog.service(named: asked + "s") == nil)
+    }
+
     @Test("a catalog file is validated with every problem at its exact path")
     func invalidDocument() throws {
         let document = CatalogDocument(

@@ -22,9 +22,19 @@ struct MoneyTests {
 
     @Test(
         "amounts format as people read them",
-        arguments: [(6_625, "$66.25"), (5, "$0.05"), (-500, "-$5.00"), (0, "$0.00")])
+        arguments: [
+            (6_625, "$66.25"), (5, "$0.05"), (-500, "-$5.00"), (0, "$0.00"), (100, "$1.00"), (1_000_000, "$10000.00"),
+            (.max, "$92233720368547758.07"), (.min, "-$92233720368547758.08"),
+        ])
     func formatting(cents: Int64, text: String) {
         #expect(Money(cents: cents).formatted == text)
+    }
+
+    @Test(
+        "an amount is written after its currency's symbol",
+        arguments: [("eur", 1_250, "€12.50"), ("GBP", -7, "-£0.07"), ("chf", 99_900, "CHF 999.00")])
+    func symbols(code: String, cents: Int64, text: String) {
+        #expect(Money(cents: cents, currency: Currency(code)).formatted == text)
     }
 
     @Test("formatting then parsing gives back the same cents")

@@ -5,7 +5,8 @@ public struct Currency: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Creates a currency from its three-letter code.
     public init(_ code: String) {
-        self.code = code.uppercased()
+        // Most codes come uppercase already (every stored quote's does): kept as they are.
+        self.code = code.utf8.allSatisfy { $0 < 0x80 && !(0x61...0x7A).contains($0) } ? code : code.uppercased()
     }
 
     /// US dollars, the default catalog's currency.
@@ -81,10 +82,41 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
 
     /// The amount as people read it: `$66.25`, `-$5.00`.
     public var formatted: String {
+        // Written into one buffer: every quote published carries its price so, and string
+        // interpolation builds and grows a string per piece.
         let magnitude = cents.magnitude
-        let fraction = magnitude % 100
-        let text = "\(currency.symbol)\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
-        return cents < 0 ? "-" + text : text
+        var symbol = currency.symbol
+        return symbol.withUTF8 { symbol in
+            // The sign, the symbol, up to 18 digits of units, the point and two of cents.
+            String(unsafeUninitializedCapacity: symbol.count + 22) { buffer in
+                var count = 0
+                if cents < 0 {
+                    buffer[0] = UInt8(ascii: "-")
+                    count = 1
+                }
+                for byte in symbol {
+                    buffer[count] = byte
+                    count += 1
+                }
+                var units = magnitude / 100
+                var digits = 1
+                while units >= 10 {
+                    units /= 10
+                    digits += 1
+                }
+                units = magnitude / 100
+                for index in stride(from: count + digits - 1, through: count, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(units % 10)
+                    units /= 10
+                }
+                count += digits
+                let fraction = magnitude % 100
+                buffer[count] = UInt8(ascii: ".")
+                buffer[count + 1] = UInt8(ascii: "0") + UInt8(fraction / 10)
+                buffer[count + 2] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                return count + 3
+            }
+        }
     }
 
     /// The amount as a plain decimal without symbol: `66.25`.

@@ -199,7 +199,8 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         case .pending:
             "Your quote is currently pending, we will get back to you with a ready quote soon"
         case .ready(let pricing) where notice == nil:
-            "Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
+            // Every submission publishes this one: one concatenation, not an interpolation.
+            "Your quote is ready. The total for the services you have requested is: " + pricing.total.formatted
         case .ready(let pricing):
             "\(notice ?? "") Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
         case .booked(_, let assignment):

@@ -42,22 +42,71 @@ struct RequestFactory: Sendable {
         case .submit: submit(id: id, email: "bench@example.com", trim: #","trim":"LE""#)
         case .submitPending: submit(id: id, email: "bench@example.com", trim: "")
         case .submitInvalid: submit(id: id, email: "not-an-email", trim: #","trim":"LE""#)
-        case .get: Array(#"{"v":1,"id":\#(id),"op":"get","quoteId":\#(quote)}"#.utf8)
-        case .book:
-            wait
-                ? Array(#"{"v":1,"id":\#(id),"op":"book","quoteId":\#(quote),"wait":true}"#.utf8)
-                : Array(#"{"v":1,"id":\#(id),"op":"book","quoteId":\#(quote)}"#.utf8)
-        case .complete: Array(#"{"v":1,"id":\#(id),"op":"complete","quoteId":\#(quote)}"#.utf8)
-        case .cancel: Array(#"{"v":1,"id":\#(id),"op":"cancel","quoteId":\#(quote),"reason":"bench"}"#.utf8)
+        case .get: onQuote(id: id, op: "get", quote: quote, tail: "}")
+        case .book: onQuote(id: id, op: "book", quote: quote, tail: wait ? #","wait":true}"# : "}")
+        case .complete: onQuote(id: id, op: "complete", quote: quote, tail: "}")
+        case .cancel: onQuote(id: id, op: "cancel", quote: quote, tail: #","reason":"bench"}"#)
         }
     }
 
-    private func submit(id: Int64, email: String, trim: String) -> [UInt8] {
-        let key = idempotencyKeys ? #""idempotencyKey":"\#(runTag)-\#(id)","# : ""
-        return Array(
-            (#"{"v":1,"id":\#(id),"op":"submit",\#(key)"#
-                + #""customer":{"name":"Bench Customer","email":"\#(email)","address":"1 Loop Road"},"#
-                + #""car":{"make":"Toyota","model":"Camry","year":2015\#(trim)},"#
-                + #""services":["Oil Change","Brake Inspection"]}"#).utf8)
+    /// `{"v":1,"id":<id>,"op":"<op>","quoteId":<quote>` and `tail`.
+    private func onQuote(id: Int64, op: StaticString, quote: Int64, tail: StaticString) -> [UInt8] {
+        var body = Body()
+        body.append(#"{"v":1,"id":"#)
+        body.append(id)
+        body.append(#","op":""#)
+        body.append(op)
+        body.append(#"","quoteId":"#)
+        body.append(quote)
+        body.append(tail)
+        return body.bytes
+    }
+
+    private func submit(id: Int64, email: StaticString, trim: StaticString) -> [UInt8] {
+        var body = Body()
+        body.append(#"{"v":1,"id":"#)
+        body.append(id)
+        body.append(#","op":"submit","#)
+        if idempotencyKeys {
+            body.append(#""idempotencyKey":""#)
+            body.bytes += runTag.utf8
+            body.append("-")
+            body.append(id)
+            body.append(#"","#)
+        }
+        body.append(#""customer":{"name":"Bench Customer","email":""#)
+        body.append(email)
+        body.append(#"","address":"1 Loop Road"},"car":{"make":"Toyota","model":"Camry","year":2015"#)
+        body.append(trim)
+        body.append(#"},"services":["Oil Change","Brake Inspection"]}"#)
+        return body.bytes
+    }
+}
+
+/// A request body written byte by byte: fixed text and decimal numbers, no `String` built.
+private struct Body {
+    var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(320) }
+
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes += $0 }
+    }
+
+    mutating func append(_ number: Int64) {
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var value = number.magnitude
+        var count = 1
+        while value >= 10 {
+            value /= 10
+            count += 1
+        }
+        let end = bytes.count + count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        value = number.magnitude
+        for index in stride(from: end - 1, through: end - count, by: -1) {
+            bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+            value /= 10
+        }
     }
 }
