@@ -71,7 +71,7 @@ public struct CheckedSubmission: Sendable, Hashable {
     /// Validates `submission` against `catalog` at `now` and prices it in the catalog's
     /// currency; throws with every problem at once.
     public init(
-        _ submission: Submission, in catalog: Catalog, at now: Date, digest: SubmissionDigest? = nil
+        _ submission: borrowing Submission, in catalog: Catalog, at now: Date, digest: SubmissionDigest? = nil
     ) throws(QuoteError) {
         self.digest = digest
         catalogVersion = catalog.version

@@ -115,10 +115,10 @@ public struct RequestDecoder {
                     code: .messageTooLarge,
                     message: "the request has \(body.count) bytes; the limit is \(maxMessageBytes)"))
         }
-        let decoded = codec.decodeRequestKeepingID(body)
+        let (result, id) = codec.decodeRequestKeepingID(body)
         let request: WireRequest
-        switch decoded.result {
-        case .failure(let error): return .refused(Address(envelope: envelope, id: decoded.id), error)
+        switch consume result {
+        case .failure(let error): return .refused(Address(envelope: envelope, id: id), error)
         case .success(let decoded): request = decoded
         }
         let address = Address(

@@ -54,7 +54,8 @@ struct RequestParser {
                     // An id that would itself be refused is not echoed.
                     return (.failure(error), WireRequest.isEchoable(request.id) ? request.id : nil)
                 }
-                return (.success(request), request.id)
+                let id = request.id
+                return (.success(request), id)
             } catch {
                 return (.failure(WireError(code: .invalidJSON, message: "the request is not valid JSON")), nil)
             }

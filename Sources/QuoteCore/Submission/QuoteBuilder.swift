@@ -24,7 +24,7 @@ public struct QuoteBuilder: Sendable, Hashable {
     public init() {}
 
     /// A builder holding everything a client submitted.
-    public init(_ submission: Submission) {
+    public init(_ submission: borrowing Submission) {
         customer = submission.customer
         car = submission.car
         if let names = submission.services {

@@ -15,7 +15,7 @@ public struct SubmissionDigest: RawRepresentable, Hashable, Sendable, Codable {
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// The fingerprint of `submission` with its booking flags.
-    public init(_ submission: Submission, book: Bool, wait: Bool) {
+    public init(_ submission: borrowing Submission, book: Bool, wait: Bool) {
         var hasher = Hasher64()
         hasher.field(1, submission.customer?.name)
         hasher.field(2, submission.customer?.email)
