@@ -87,7 +87,7 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
         let magnitude = cents.magnitude
         var symbol = currency.symbol
         return symbol.withUTF8 { symbol in
-            // The sign, the symbol, up to 18 digits of units, the point and two of cents.
+            // The sign, the symbol, up to 17 digits of units, the point and two of cents.
             String(unsafeUninitializedCapacity: symbol.count + 22) { buffer in
                 var count = 0
                 if cents < 0 {
