@@ -11,6 +11,35 @@ extension CatalogDocument {
         "coupons": ["code", "percentOff", "amountOff", "expires"],
     ]
 
+    /// The most bytes a string of a catalog sent on the wire (a key or a value, as written,
+    /// escapes included) may have: four for each character of the longest text a catalog may
+    /// hold (`QuoteLimits.maximumTextLength`).
+    static let maximumStringBytes = 4 * QuoteLimits.maximumTextLength
+
+    /// The length in bytes of the longest string in `json`, as written between its quotes; one
+    /// pass, whatever the text.
+    static func longestString(in json: [UInt8]) -> Int {
+        var longest = 0
+        var start: Int?
+        var escaped = false
+        for (index, byte) in json.enumerated() {
+            guard let opened = start else {
+                if byte == UInt8(ascii: "\"") { start = index + 1 }
+                continue
+            }
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                longest = max(longest, index - opened)
+                start = nil
+            }
+        }
+        if let opened = start { longest = max(longest, json.count - opened) }
+        return longest
+    }
+
     /// The path of the first key in `json`, a catalog object, that a catalog does not have:
     /// `catalog.services[2].colour`; `nil` when there is none.
     static func firstUnknownKey(in json: Data) -> String? {

@@ -96,10 +96,12 @@ extension WireRequest {
         let allowed = Fields.of(operation)
         if let unknown = presence.unknown {
             let (prefix, name, candidates): (String, String, [String])
-            if unknown.hasPrefix("customer."), operation == .submit {
-                (prefix, name, candidates) = ("customer.", String(unknown.dropFirst(9)), ["name", "email", "address"])
-            } else if unknown.hasPrefix("car."), allowed.contains(.car) {
-                (prefix, name, candidates) = ("car.", String(unknown.dropFirst(4)), ["make", "model", "year", "trim"])
+            // Byte by byte: the key is the caller's text, of any length, and `hasPrefix` on
+            // `String` compares normalized characters (quadratic in a run of combining marks).
+            if operation == .submit, let rest = Self.dropping("customer.", from: unknown) {
+                (prefix, name, candidates) = ("customer.", rest, ["name", "email", "address"])
+            } else if allowed.contains(.car), let rest = Self.dropping("car.", from: unknown) {
+                (prefix, name, candidates) = ("car.", rest, ["make", "model", "year", "trim"])
             } else {
                 (prefix, name, candidates) = ("", unknown, allowed.names)
             }
@@ -128,6 +130,13 @@ extension WireRequest {
             if distance <= 2, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
         return best?.name
+    }
+
+    /// `text` without `prefix` (ASCII), compared byte by byte; `nil` when it does not start so.
+    static func dropping(_ prefix: StaticString, from text: String) -> String? {
+        let bytes = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        guard text.utf8.starts(with: bytes) else { return nil }
+        return String(decoding: text.utf8.dropFirst(bytes.count), as: UTF8.self)
     }
 
     /// Whether `a` comes before `b` byte by byte (no Unicode normalization: linear always).

@@ -254,9 +254,12 @@ extension WireRequest {
                 }
             }
             if let priceCents {
-                if !(0...Money.maximumCents).contains(priceCents) {
+                if price != nil {
+                    // Two prices that may disagree: neither is taken.
+                    problems.append(Problem(field: "priceCents", message: "give price or priceCents, not both"))
+                } else if !(0...Money.maximumCents).contains(priceCents) {
                     problems.append(Problem(field: "priceCents", message: "must be 0 to \(Money.maximumCents)"))
-                } else if amount == nil && price == nil {
+                } else {
                     amount = Money(cents: priceCents, currency: currency)
                 }
             }
@@ -373,6 +376,19 @@ extension WireRequest {
     /// The catalog document in `json`, a JSON object, or the problem with it: a field of the
     /// wrong type, or a key a catalog does not have.
     static func catalogDocument(_ json: [UInt8]) -> (document: CatalogDocument?, problem: Problem?) {
+        // Before anything compares, sorts or hashes its text: Unicode comparison of a string
+        // is not linear in its length (a run of combining marks is sorted to normalize it).
+        let longest = CatalogDocument.longestString(in: json)
+        guard longest <= CatalogDocument.maximumStringBytes else {
+            return (
+                nil,
+                Problem(
+                    field: "catalog",
+                    message:
+                        "has a text of \(longest) bytes; a catalog's names, codes and amounts have at most \(CatalogDocument.maximumStringBytes)"
+                )
+            )
+        }
         let data = Data(json)
         guard let document = try? JSONDecoder().decode(CatalogDocument.self, from: data) else {
             return (nil, Problem(field: "catalog", message: "must be a catalog object (as a catalog file holds it)"))

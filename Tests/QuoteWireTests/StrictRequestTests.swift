@@ -1,7 +1,8 @@
 import QuoteCore
 import QuoteRules
-import QuoteWire
 import Testing
+
+@testable import QuoteWire
 
 @Suite("Requests are read strictly, as the schema states them")
 struct StrictRequestTests {
@@ -94,14 +95,61 @@ struct StrictRequestTests {
         #expect(Self.refusal(frame)?.error.code == .invalidRequest, "\(frame)")
     }
 
-    @Test("a long run of combining marks in an unknown key costs linear work")
-    func combiningMarks() throws {
+    @Test(
+        "a long run of combining marks in an unknown key costs linear work",
+        arguments: [("submit", "x"), ("ping", "x"), ("submit", "customer."), ("resolve", "car."), ("get", "car.")])
+    func combiningMarks(op: String, prefix: String) throws {
         let marks = String(repeating: "\u{301}", count: 16_000) + String(repeating: "\u{316}", count: 16_000)
-        let frame = #"{"v":1,"op":"submit","x\#(marks)":0,"y\#(marks)":0}"#
+        let frame = #"{"v":1,"op":"\#(op)","\#(prefix)\#(marks)":0,"y\#(marks)":0}"#
         // Quadratic, this took minutes (keys compared after Unicode normalization); linear, it
         // is a moment.
         let refusal = try #require(Self.refusal(frame))
         #expect(refusal.error.problems?.first?.message.contains("did you mean") == false)
+    }
+
+    @Test("a resolution with both a price and priceCents is refused, whichever would win")
+    func twoPrices() throws {
+        for frame in [
+            #"{"v":1,"op":"resolve","quoteId":1,"price":"1.00","priceCents":500000}"#,
+            #"{"v":1,"op":"resolve","quoteId":1,"priceCents":100,"price":"1.00"}"#,
+        ] {
+            let refusal = try #require(Self.refusal(frame))
+            #expect(refusal.error.code == .invalidRequest)
+            #expect(
+                refusal.error.problems?.contains(
+                    Problem(field: "priceCents", message: "give price or priceCents, not both"))
+                    == true)
+        }
+        // One of them, the other null, is a price.
+        let frame = #"{"v":1,"op":"resolve","quoteId":1,"price":null,"priceCents":500}"#
+        guard
+            case .write(.resolve(_, let resolution)) = try WireCodec().decodeRequest(Array(frame.utf8)).get().action()
+        else {
+            Issue.record("not a resolve: \(frame)")
+            return
+        }
+        #expect(resolution.price?.cents == 500)
+    }
+
+    @Test("a catalog with a text past its bound is refused before any of it is compared")
+    func catalogTextBound() throws {
+        let marks = String(repeating: "\u{301}", count: 8_000) + String(repeating: "\u{316}", count: 8_000)
+        let frame =
+            #"{"v":1,"op":"applyCatalog","catalog":{"services":[{"name":"Oil\#(marks)","minimumSkill":"junior\#(marks)","price":"1.00"}],"mechanics":[],"x\#(marks)":1}}"#
+        let refusal = try #require(Self.refusal(frame))
+        #expect(refusal.error.code == .invalidRequest)
+        #expect(refusal.error.problems?.first?.field == "catalog")
+        #expect(refusal.error.problems?.first?.message.contains("has a text of") == true)
+    }
+
+    @Test(
+        "the longest string of a catalog is measured in bytes as written, escapes included",
+        arguments: [
+            (#"{}"#, 0), (#"{"a":"bcd"}"#, 3), (#"{"a":"b\"cd"}"#, 5), (#"{"ab\\":"c"}"#, 4), (#"{"a":"é"}"#, 2),
+            (#"{"a":"\u00e9x"}"#, 7), (#"{"a":"unterminated"#, 12),
+        ])
+    func longestString(json: String, longest: Int) {
+        #expect(CatalogDocument.longestString(in: Array(json.utf8)) == longest)
     }
 
     @Test("the largest price and the plainest are accepted")
