@@ -12,28 +12,37 @@ struct PublishOrder {
     let isOrdered: Bool
     /// Events that arrived before their turn, by `seq`.
     private var held: [Int64: [[UInt8]]] = [:]
+    /// Whether `Int64.max`, which nothing follows, was published (the stores number no event
+    /// past it; stored numbers are not trusted not to reach it).
+    private var exhausted = false
 
     /// Publishes from `lastSeq + 1` on; `isOrdered` for a shared store.
     init(after lastSeq: Int64, isOrdered: Bool) {
-        next = lastSeq + 1
+        next = Self.after(lastSeq)
+        exhausted = lastSeq == .max
         self.isOrdered = isOrdered
+    }
+
+    /// The number after `seq`; `Int64.max` for the last there is.
+    private static func after(_ seq: Int64) -> Int64 {
+        seq == .max ? .max : seq + 1
     }
 
     /// Whether an event is held because an earlier one has not arrived yet.
     var isWaiting: Bool { !held.isEmpty }
 
     /// The last `seq` published.
-    var lastPublished: Int64 { next - 1 }
+    var lastPublished: Int64 { exhausted ? .max : next - 1 }
 
     /// Takes `events` (`[topic, body]` by `seq`, this daemon's commits or read from the log)
     /// and returns what can be published now, in order. An event already published is
     /// dropped.
     mutating func add(_ events: [(seq: Int64, message: [[UInt8]])]) -> [[[UInt8]]] {
         guard isOrdered else {
-            if let last = events.last { next = max(next, last.seq + 1) }
+            if let last = events.last { next = max(next, Self.after(last.seq)) }
             return events.map(\.message)
         }
-        for event in events where event.seq >= next {
+        for event in events where event.seq >= next && !exhausted {
             held[event.seq] = event.message
         }
         return release()
@@ -54,6 +63,10 @@ struct PublishOrder {
         var ready: [[[UInt8]]] = []
         while let message = held.removeValue(forKey: next) {
             ready.append(message)
+            guard next < .max else {
+                exhausted = true
+                break
+            }
             next += 1
         }
         return ready

@@ -32,14 +32,18 @@ final class QuoteIDBlocks: Sendable {
         } catch {
             throw PostgresQuoteStore.storeError(error)
         }
-        return state.withLock { state in
+        let id = state.withLock { state in
             // Another transaction may have reserved a block meanwhile: that one is used first,
             // and this one is left unused.
             if state.next >= state.end {
-                state = State(next: start, end: start + Self.blockSize, blockStart: start)
+                // A sequence near its end gives a shorter block, not a trap.
+                let (end, overflow) = start.addingReportingOverflow(Self.blockSize)
+                state = State(next: start, end: overflow ? .max : end, blockStart: start)
             }
-            return Self.take(&state)!
+            return Self.take(&state)
         }
+        guard let id else { throw StoreError(.corrupt, "quote ids are exhausted (the sequence gave \(start))") }
+        return id
     }
 
     /// Hands back `ids`, taken in this order by a command that was then undone, when nothing

@@ -166,9 +166,12 @@ extension SQLiteQuoteStore {
                 sql: "UPDATE quotes SET customer_email = ?, customer_name = ? WHERE id = ?")
             let rows = try Row.fetchCursor(db, sql: "SELECT id, data FROM quotes")
             while let row = try rows.next() {
-                let quote = try QuoteCodec.decodeQuote(row[1])
+                let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 1))
                 try update.execute(
-                    arguments: [StoredCustomer.email(of: quote), StoredCustomer.name(of: quote), row[0] as Int64])
+                    arguments: [
+                        StoredCustomer.email(of: quote), StoredCustomer.name(of: quote),
+                        try row.decode(Int64.self, atIndex: 0),
+                    ])
             }
             try db.execute(
                 sql: """
@@ -220,20 +223,23 @@ extension SQLiteQuoteStore {
         let rows = try Row.fetchCursor(
             db, sql: "SELECT quote_id, seq, from_state, to_state, at FROM quote_history ORDER BY quote_id, seq")
         while let row = try rows.next() {
-            let id: Int64 = row[0]
+            let id: Int64 = try row.decode(atIndex: 0)
             if id != quote {
                 try flush()
                 quote = id
             }
-            let fromName: String? = row[2]
-            let toName: String = row[3]
+            let fromName: String? = try row.decode(atIndex: 2)
+            let toName: String = try row.decode(atIndex: 3)
             // nil: no from-state (the first step); .some(nil): a name that is no state.
             let from = fromName.map(QuoteStatus.init(rawValue:))
             guard let to = QuoteStatus(rawValue: toName), from != .some(nil) else {
                 throw QuoteCodec.CorruptRecord(
                     description: "quote \(id) has a history step \(fromName ?? "-") -> \(toName)")
             }
-            steps.append(StateChange(from: from ?? nil, to: to, at: StoredTime.date(row[4]), seq: row[1]))
+            steps.append(
+                StateChange(
+                    from: from ?? nil, to: to, at: StoredTime.date(try row.decode(atIndex: 4)),
+                    seq: try row.decode(atIndex: 1)))
         }
         try flush()
     }

@@ -137,26 +137,32 @@ public final class SQLiteQuoteStore: QuoteStore {
 
     /// The catalog stored in `db`; `nil` before the first seeding.
     static func loadCatalog(_ db: Database) throws -> Catalog? {
+        // Every column read with `decode`, which throws on a value of another type; the
+        // subscript would trap on a row changed behind quoted's back.
         guard let row = try Row.fetchOne(db, sql: "SELECT version, currency FROM catalog_version") else { return nil }
-        let version: Int64 = row[0]
-        let currency = Currency(row[1] as String)
+        let version: Int64 = try row.decode(atIndex: 0)
+        let currency = Currency(try row.decode(String.self, atIndex: 1))
         let services = try Row.fetchAll(
             db, sql: "SELECT name, minimum_skill, price_cents FROM services ORDER BY rowid"
         ).map { row in
             Service(
-                name: row[0], minimumSkill: Skill(rawValue: row[1]) ?? .master,
-                price: Money(cents: row[2], currency: currency))
+                name: try row.decode(atIndex: 0), minimumSkill: Skill(rawValue: try row.decode(atIndex: 1)) ?? .master,
+                price: Money(cents: try row.decode(atIndex: 2), currency: currency))
         }
         let mechanics = try Row.fetchAll(
             db, sql: "SELECT id, name, skill FROM mechanics WHERE active = 1 ORDER BY id"
         ).map { row in
-            Mechanic(id: MechanicID(row[0]), name: row[1], skill: Skill(rawValue: row[2]) ?? .junior)
+            Mechanic(
+                id: MechanicID(try row.decode(atIndex: 0)), name: try row.decode(atIndex: 1),
+                skill: Skill(rawValue: try row.decode(atIndex: 2)) ?? .junior)
         }
         let coupons = try Row.fetchAll(
             db, sql: "SELECT code, percent_off, amount_off_cents, expires_at FROM coupons ORDER BY rowid"
         ).map { row in
-            StoredCoupon(code: row[0], percentOff: row[1], amountOffCents: row[2], expiresAt: row[3]).coupon(
-                in: currency)
+            StoredCoupon(
+                code: try row.decode(atIndex: 0), percentOff: try row.decode(atIndex: 1),
+                amountOffCents: try row.decode(atIndex: 2), expiresAt: try row.decode(atIndex: 3)
+            ).coupon(in: currency)
         }
         var catalog = try Catalog(currency: currency, services: services, mechanics: mechanics, coupons: coupons)
         catalog.version = version

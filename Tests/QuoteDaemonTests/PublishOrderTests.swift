@@ -49,4 +49,16 @@ struct PublishOrderTests {
         #expect(Self.seqs(order.add(Self.events(18...19))) == ["e18", "e19", "e20", "e21"])
         #expect(order.logBegins(at: 30, readAfter: 25).skipped == 0, "a read from past what is published skips nothing")
     }
+
+    @Test(
+        "the last sequence number there is is published, on either kind of store, without a trap",
+        arguments: [false, true])
+    func lastNumber(ordered: Bool) {
+        var order = PublishOrder(after: .max - 2, isOrdered: ordered)
+        #expect(Self.seqs(order.add(Self.events((.max - 1)...(.max)))) == ["e\(Int64.max - 1)", "e\(Int64.max)"])
+        #expect(order.add(Self.events((.max)...(.max))).isEmpty || !ordered, "published once on a shared store")
+        var started = PublishOrder(after: .max, isOrdered: ordered)
+        #expect(!started.isWaiting)
+        _ = started.add([])
+    }
 }

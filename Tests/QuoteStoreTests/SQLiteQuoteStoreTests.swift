@@ -302,6 +302,23 @@ struct SQLiteQuoteStoreTests {
         #expect(try await store.quotes(status: .completed, afterID: nil, limit: 10) == [outcomes[3].quote])
     }
 
+    @Test(
+        "a catalog row of the wrong type is a corrupt store, not a crash",
+        arguments: [
+            "UPDATE services SET price_cents = 'x'", "UPDATE catalog_version SET version = 'v'",
+            "UPDATE coupons SET percent_off = 'ten'",
+        ])
+    func corruptCatalogRow(change: String) async throws {
+        _ = try StoreFixtures.open(directory.database)
+        try tamper(directory.database) { db in
+            if change.contains("coupons") {
+                try db.execute(sql: "INSERT INTO coupons (code, percent_off) VALUES ('TAMPER', 10)")
+            }
+            try db.execute(sql: change)
+        }
+        #expect(throws: StoreError.self) { try StoreFixtures.open(directory.database) }
+    }
+
     @Test("the integrity check reports a tampered claim and the explicit repair fixes it")
     func integrityRepair() async throws {
         let store = try StoreFixtures.open(directory.database)
