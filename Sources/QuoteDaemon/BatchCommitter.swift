@@ -24,8 +24,8 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         var next: RequestBatch<Ticket>
         /// Committed batches, oldest first, waiting to be answered.
         var done: [CommittedBatch<Ticket>] = []
-        /// The loop is committing a batch.
-        var committing = false
+        /// Since when the loop has been committing its batch; `nil` while it waits for one.
+        var committingSince: ContinuousClock.Instant?
         var stopping = false
     }
 
@@ -162,7 +162,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                     // request, against the catalog and time of then.
                     var job = RequestBatch<Ticket>(catalog: state.next.catalog, started: state.next.started)
                     swap(&job, &state.next)
-                    state.committing = true
+                    state.committingSince = .now
                     return (job, false)
                 }
                 return (nil, state.stopping)
@@ -173,7 +173,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 let committed = await commit(job)
                 state.withLock { state in
                     state.done.append(committed)
-                    state.committing = false
+                    state.committingSince = nil
                 }
                 ready.signal()
             } else if stop {
@@ -225,7 +225,11 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     }
 
     /// Whether every received request has been committed and taken.
-    var isDrained: Bool { state.withLock { $0.next.isEmpty && !$0.committing && $0.done.isEmpty } }
+    var isDrained: Bool { state.withLock { $0.next.isEmpty && $0.committingSince == nil && $0.done.isEmpty } }
+
+    /// Since when the loop has been committing the batch in hand; `nil` while it waits for
+    /// one. What tells a store loop that is stuck from one that is idle.
+    var committingSince: ContinuousClock.Instant? { state.withLock { $0.committingSince } }
 
     /// The committed batches not yet taken, oldest first.
     func takeCommitted() -> [CommittedBatch<Ticket>] {

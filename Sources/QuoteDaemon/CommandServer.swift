@@ -35,15 +35,25 @@ public final class CommandServer: ServiceLifecycle.Service {
     /// The store loop, while running: where the daemon's own requests go.
     private let worker = Mutex<BatchCommitter<RequestTicket>?>(nil)
     private let onReady: @Sendable (Endpoints) -> Void
+    /// How long one batch may take to commit before the store loop is taken for stuck and
+    /// systemd's watchdog is no longer told the daemon lives (so that it restarts it).
+    private let storeStallLimit: Duration
+
+    /// The longest one batch may take to commit by default: well past the waits the stores
+    /// bound themselves (SQLite's busy timeout, PostgreSQL's statement and connection
+    /// timeouts, and the retries after them).
+    public static let defaultStoreStallLimit: Duration = .seconds(120)
 
     /// Creates the server; nothing is bound until ``run()``. With `access`, both sockets are
     /// CURVE servers letting in only its listed keys, as their roles allow. Requests, batches
-    /// and events are counted in `metrics`.
+    /// and events are counted in `metrics`. A batch still committing after `storeStallLimit`
+    /// stops the watchdog's notifications until it is done.
     public init(
         configuration: DaemonConfiguration, access: AccessControl? = nil, store: any QuoteStore, catalog: LiveCatalog,
         logger: Logger, notifier: SystemdNotifier = .init(), metrics: DaemonMetrics = .unexported(),
-        onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
+        storeStallLimit: Duration = defaultStoreStallLimit, onReady: @escaping @Sendable (Endpoints) -> Void = { _ in }
     ) {
+        self.storeStallLimit = storeStallLimit
         self.metrics = metrics
         self.configuration = configuration
         self.access = access
@@ -232,6 +242,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         let clock = ContinuousClock()
         var skipsLogged = clock.now - .seconds(60)
         var nextWatchdog = clock.now
+        var storeStalled = false
         let pollInterval = min(.milliseconds(100), notifier.watchdogInterval ?? .milliseconds(100))
         var room = true
         /// The events socket was unbound to drop its connections, and is not bound again yet.
@@ -314,8 +325,26 @@ public final class CommandServer: ServiceLifecycle.Service {
             access?.summarizeRefusals()
             let now = clock.now
             if let interval = notifier.watchdogInterval, now >= nextWatchdog {
-                notifier.notify("WATCHDOG=1")
                 nextWatchdog = now + interval
+                // This loop turning is not enough: a store loop stuck in one batch (a lock
+                // never released, a disk that never answers) leaves every write unanswered.
+                if let since = worker.committingSince, now - since > storeStallLimit {
+                    if !storeStalled {
+                        storeStalled = true
+                        logger.critical(
+                            "one batch has been committing for longer than the stall limit; no longer telling systemd's watchdog the daemon lives",
+                            metadata: ["limit": "\(storeStallLimit)"])
+                        notifier.notify("STATUS=store stalled: a batch committing for over \(storeStallLimit)")
+                    }
+                } else {
+                    if storeStalled {
+                        storeStalled = false
+                        logger.notice("the store commits again")
+                        notifier.notify(
+                            "STATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
+                    }
+                    notifier.notify("WATCHDOG=1")
+                }
             }
             if window.skipped > 0, now - skipsLogged >= .seconds(10) {
                 logger.warning(

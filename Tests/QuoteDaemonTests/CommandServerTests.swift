@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import GRDB
 import Logging
 import QuoteCore
 import QuoteDaemon
@@ -16,7 +17,7 @@ struct CommandServerTests {
     // blocking waits hold them: a whole run takes about two minutes, so three.
     @Test("it serves on port 0, answers, publishes, and stops through graceful shutdown", .timeLimit(.minutes(3)))
     func servesAndShutsDown() async throws {
-        try await Self.withServer { endpoints in
+        try await Self.withServer { endpoints, _ in
             #expect(endpoints.commands.hasPrefix("tcp://127.0.0.1:"))
             #expect(!endpoints.commands.hasSuffix(":*"))
 
@@ -30,7 +31,7 @@ struct CommandServerTests {
         "with batches of two, 600 pipelined requests are each answered once, in the order sent, and every event is published in sequence",
         .timeLimit(.minutes(3)))
     func smallBatchesKeepOrder() async throws {
-        try await Self.withServer(["maxBatch": 2]) { endpoints in
+        try await Self.withServer(["maxBatch": 2]) { endpoints, _ in
             let context = try Context()
             let subscriber = try Socket(context, type: .sub)
             try subscriber.set(.linger, 0)
@@ -85,10 +86,46 @@ struct CommandServerTests {
         }
     }
 
+    @Test(
+        "a batch that cannot commit stops the watchdog's notifications, and says why, until it commits",
+        .timeLimit(.minutes(3)))
+    func stalledStoreStopsTheWatchdog() async throws {
+        let listener = try NotifyListener()
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "40000"])
+        var store = SQLiteQuoteStore.Configuration()
+        store.busyTimeout = .seconds(120)
+        try await Self.withServer(notifier: notifier, store: store, storeStallLimit: .milliseconds(300)) {
+            endpoints, database in
+            #expect(listener.read(until: { $0 == "WATCHDOG=1" }) != nil)
+            // Another connection takes the write lock and keeps it: the next batch waits.
+            var holding = GRDB.Configuration()
+            holding.allowsUnsafeTransactions = true
+            let blocker = try DatabaseQueue(path: database, configuration: holding)
+            try blocker.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+            let context = try Context()
+            let dealer = try Socket(context, type: .dealer)
+            try dealer.set(.linger, 0)
+            try dealer.set(.receiveTimeout, 30_000)
+            try dealer.connect(endpoints.commands)
+            _ = try dealer.send(multipart: [[], Array(Self.submit(id: "held").utf8)])
+            // Past the limit, systemd hears why, and no longer that the daemon lives.
+            #expect(listener.read(until: { $0.hasPrefix("STATUS=store stalled") }) != nil)
+            try blocker.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+            // Released, the batch commits: the status comes back before the next notification.
+            let resumed = try #require(listener.read(until: { $0 == "WATCHDOG=1" }))
+            #expect(resumed.count == 2 && resumed.first?.hasPrefix("STATUS=listening") == true, "\(resumed)")
+            let reply = try #require(try dealer.receiveMultipart())
+            #expect(try Self.object(try #require(reply.frames.last))["ok"] as? Bool == true)
+        }
+    }
+
     /// Runs `body` against a server on free loopback ports with its own state, configured by
-    /// `values`, then shuts the server down gracefully.
+    /// `values`, with the path of its database, then shuts the server down gracefully.
     static func withServer(
-        _ values: [AbsoluteConfigKey: ConfigValue] = [:], _ body: (CommandServer.Endpoints) async throws -> Void
+        _ values: [AbsoluteConfigKey: ConfigValue] = [:], notifier: SystemdNotifier = .init(environment: [:]),
+        store storeConfiguration: SQLiteQuoteStore.Configuration = .init(),
+        storeStallLimit: Duration = CommandServer.defaultStoreStallLimit,
+        _ body: (CommandServer.Endpoints, String) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString)")
             .path
@@ -101,10 +138,12 @@ struct CommandServerTests {
         settings.merge(values) { $1 }
         let configuration = try DaemonConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: settings)))
         let logger = Logger(label: "test.server")
-        let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: .standard, logger: logger)
+        let store = try SQLiteQuoteStore(
+            path: configuration.databasePath, catalog: .standard, configuration: storeConfiguration, logger: logger)
         let ready = AsyncStream<CommandServer.Endpoints>.makeStream()
         let server = CommandServer(
-            configuration: configuration, store: store, catalog: LiveCatalog(.standard), logger: logger
+            configuration: configuration, store: store, catalog: LiveCatalog(.standard), logger: logger,
+            notifier: notifier, storeStallLimit: storeStallLimit
         ) { endpoints in
             ready.continuation.yield(endpoints)
             ready.continuation.finish()
@@ -115,7 +154,7 @@ struct CommandServerTests {
             var iterator = ready.stream.makeAsyncIterator()
             let endpoints = try #require(await iterator.next())
             do {
-                try await body(endpoints)
+                try await body(endpoints, configuration.databasePath)
             } catch {
                 await group.triggerGracefulShutdown()
                 throw error
