@@ -314,7 +314,8 @@ public final class CommandServer: ServiceLifecycle.Service {
                 // however much a peer sends.
                 var received = 0
                 while received < Self.bytesPerTurn,
-                    let message = try router.receiveMultipart(dontWait: true, metadata: metadata)
+                    let message = try router.receiveMultipart(
+                        dontWait: true, metadata: metadata, maximumFrames: RequestDecoder.maximumFrames)
                 {
                     received += message.frames.reduce(0) { $0 + $1.count }
                     let userId = message.metadata["User-Id"]

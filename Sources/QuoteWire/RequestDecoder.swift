@@ -12,6 +12,9 @@ public struct RequestDecoder {
     /// The most identity frames an envelope may carry before its delimiter: one per
     /// ROUTER/DEALER hop between the client and quoted.
     public static let maximumEnvelopeDepth = 16
+    /// The frames of a message worth reading: one more than any request has (its envelope,
+    /// the empty delimiter, the body), so that a longer message, cut there, is still refused.
+    public static let maximumFrames = maximumEnvelopeDepth + 3
 
     /// The largest request body answered; a larger one is refused with `message_too_large`.
     public let maxMessageBytes: Int

@@ -184,18 +184,27 @@ public struct Socket: ~Copyable {
     ///   - dontWait: return `nil` at once when no message is waiting.
     ///   - metadata: connection properties to read off the message, such as `"User-Id"`
     ///     (set by a ZAP handler) or `"Peer-Address"`; absent ones are left out.
-    public func receiveMultipart(dontWait: Bool = false, metadata: [String] = []) throws(ZeroMQError) -> Multipart? {
+    public func receiveMultipart(
+        dontWait: Bool = false, metadata: [String] = [], maximumFrames: Int = .max
+    ) throws(ZeroMQError) -> Multipart? {
         guard try receiveScratch(dontWait: dontWait) else { return nil }
         var properties: [String: String] = [:]
         readMetadata(metadata, into: &properties)
         var frames = [scratchBytes()]
+        var dropped = 0
         // libzmq delivers a multipart message atomically: the other frames are already here.
+        // Past `maximumFrames` they are taken and released, not copied: libzmq bounds each
+        // frame (`ZMQ_MAXMSGSIZE`) but not how many a message has.
         while zmq_msg_more(scratch) != 0 {
             _ = try receiveScratch(dontWait: false)
+            guard frames.count < maximumFrames else {
+                dropped += 1
+                continue
+            }
             readMetadata(metadata, into: &properties)
             frames.append(scratchBytes())
         }
-        return Multipart(frames: frames, metadata: properties)
+        return Multipart(frames: frames, metadata: properties, droppedFrames: dropped)
     }
 
     /// Reads the requested properties off the frame in the scratch message. A ROUTER's
@@ -219,6 +228,8 @@ public struct Multipart: Sendable, Hashable {
     public var frames: [[UInt8]]
     /// The requested connection properties present on the message (e.g. `User-Id`).
     public var metadata: [String: String]
+    /// How many frames past the receiver's maximum were dropped unread.
+    public var droppedFrames = 0
 }
 
 extension Duration {
