@@ -101,9 +101,31 @@ final class LogTail: Sendable {
     /// Reads the log after the last event known, page by page, and hands it over.
     private func read() async {
         var cursor = max(state.withLock { $0.cursor }, published.load(ordering: .relaxed))
+        // After a page that could not be read, the events of one page are read one at a time,
+        // to find the row at fault.
+        var oneByOne = 0
         do throws(StoreError) {
             while cursor - published.load(ordering: .relaxed) < Self.readAhead {
-                let events = try await store.events(after: cursor, limit: Self.pageSize)
+                let events: [StoredEvent]
+                do {
+                    events = try await store.events(after: cursor, limit: oneByOne > 0 ? 1 : Self.pageSize)
+                } catch  where error.code == .corrupt && cursor < .max {
+                    guard oneByOne > 0 else {
+                        oneByOne = Self.pageSize
+                        continue
+                    }
+                    // A row this daemon cannot read (another's of a newer version, or damaged):
+                    // waiting for it would hold everything after it, this daemon's own events
+                    // included, for good. It is skipped, as a pruned one is.
+                    cursor += 1
+                    oneByOne = 0
+                    state.withLock { $0.cursor = cursor }
+                    logger.error(
+                        "an event in the log cannot be read; it is not published live, and those after it are",
+                        metadata: ["seq": "\(cursor)", "error": "\(error.message)"])
+                    continue
+                }
+                oneByOne = max(oneByOne - 1, 0)
                 guard let last = events.last else { break }
                 await observe(events)
                 let delivery = Delivery(after: cursor, events: encode(events))
@@ -113,7 +135,7 @@ final class LogTail: Sendable {
                     state.cursor = cursor
                 }
                 ready.signal()
-                if events.count < Self.pageSize { break }
+                if events.count < Self.pageSize && oneByOne == 0 { break }
             }
             let recovered = state.withLock { state in
                 defer { state.failing = false }

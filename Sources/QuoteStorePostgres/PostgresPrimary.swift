@@ -173,7 +173,7 @@ final class PostgresPrimary: Sendable {
         logger: Logger
     ) async -> (Pool, Task<Void, Never>)? {
         for host in configuration.hosts where host != lost {
-            guard ServerProbe.accepts(host: host.name, port: host.port) else { continue }
+            guard await ServerProbe.probe(host: host.name, port: host.port) else { continue }
             let (pool, runner) = await startPool(
                 on: host, generation: generation, configuration: configuration, logger: logger)
             do {

@@ -77,7 +77,7 @@ extension PostgresQuoteStore {
                     case .waiting:
                         break
                     }
-                    if !ServerProbe.accepts(host: host, port: port) {
+                    if await !ServerProbe.probe(host: host, port: port) {
                         failure = StoreError(
                             .unavailable, "PostgreSQL at \(host):\(port) refuses connections (down or restarting)")
                     } else if waited >= limit {
@@ -126,11 +126,13 @@ extension PostgresQuoteStore {
         }
     }
 
-    /// Rolls back the transaction `error` ended, unless `error` was the connection's loss: the
-    /// server rolls it back then, and a statement sent on a lost connection may never be
-    /// answered.
+    /// Rolls back the transaction `error` ended, unless the connection is closed: the server
+    /// rolls it back then, and a statement sent on a lost connection may never be answered.
+    /// A live connection is rolled back whatever the error, even one that says the server
+    /// cannot serve (a standby's 25006): otherwise it would go back to the pool inside a
+    /// failed transaction.
     static func rollback(_ connection: PostgresConnection, after error: StoreError) async {
-        guard error.code != .unavailable else { return }
+        guard !connection.isClosed else { return }
         try? await run(connection, "ROLLBACK")
     }
 

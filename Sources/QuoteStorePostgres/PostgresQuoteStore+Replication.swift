@@ -21,12 +21,15 @@ extension PostgresQuoteStore {
             """
             SELECT pg_current_wal_insert_lsn()::text, current_setting('synchronous_commit'),
                 current_setting('synchronous_standby_names') <> ''
-                    AND current_setting('synchronous_commit') NOT IN ('off', 'local')
+                    AND current_setting('synchronous_commit') NOT IN ('off', 'local'),
+                current_setting('synchronous_standby_names')
             """)
         guard let row = settings.first else { return }
-        let (position, level, required) = try decode(row, as: (String, String, Bool).self)
+        let (position, level, required, names) = try decode(row, as: (String, String, Bool, String).self)
         requirement.record(required: required)
         guard required else { return }
+        // `ANY 2 (a, b, c)` is not met by one standby: as many as the server waits for.
+        let needed = Int64(ReplicationRequirement.standbysRequired(by: names))
         let column =
             switch level {
             case "remote_write": "write_lsn"
@@ -44,7 +47,7 @@ extension PostgresQuoteStore {
                 """)
             guard let row = rows.first else { return }
             let (hidden, reached) = try decode(row, as: (Int64, Int64).self)
-            if reached > 0 { return }
+            if reached >= needed { return }
             if hidden > 0 {
                 throw StoreError(
                     .unavailable,
@@ -54,8 +57,8 @@ extension PostgresQuoteStore {
             guard ContinuousClock.now < deadline else {
                 throw StoreError(
                     .unavailable,
-                    "PostgreSQL: no synchronous standby confirmed the commit (its wait was cancelled, or the standby"
-                        + " is down); the outcome is unknown and was not acknowledged")
+                    "PostgreSQL: \(reached) of the \(needed) synchronous standbys required confirmed the commit (its wait"
+                        + " was cancelled, or a standby is down); the outcome is unknown and was not acknowledged")
             }
             try? await Task.sleep(for: .milliseconds(5))
         }

@@ -8,6 +8,19 @@ import Foundation
 /// unreachable) from "PostgreSQL is busy" (accepted, slow to hand out a session) while a
 /// request waits for a connection of the pool.
 enum ServerProbe {
+    /// ``accepts(host:port:timeout:)`` on a thread of its own: name resolution has no time
+    /// limit and the connection may wait its whole `timeout`, which must never hold a thread
+    /// of the cooperative pool (one a core).
+    static func probe(host: String, port: Int, timeout: Duration = .seconds(1)) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: accepts(host: host, port: port, timeout: timeout))
+            }
+            thread.name = "quoted-postgres-probe"
+            thread.start()
+        }
+    }
+
     /// Tries to connect to `host`:`port`, for at most `timeout`; closes the connection at once.
     static func accepts(host: String, port: Int, timeout: Duration = .seconds(1)) -> Bool {
         var hints = addrinfo()

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import QuoteCore
 import QuoteRules
@@ -71,6 +72,28 @@ struct LogTailTests {
             }
         }
         #expect(seqs == [3, 4, 5, 6])
+    }
+
+    @Test("an event it cannot read is skipped, logged, and those after it are delivered")
+    func unreadableEventIsSkipped() async throws {
+        try await submit(3)
+        // An event kind this version does not know, as a newer daemon sharing the store might write.
+        try await DatabaseQueue(path: state.configuration.databasePath).write { db in
+            try db.execute(sql: "UPDATE events SET type = 'quote.teleported', data = x'00' WHERE seq = 3")
+        }
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in events.map { ($0.seq, [Array($0.type.utf8)]) }
+        }
+        let running = Task { await tail.run() }
+        defer { running.cancel() }
+        tail.wake()
+        var seqs: [Int64] = []
+        while seqs.last != 6 {
+            try Task.checkCancellation()
+            await Self.waitUntilReady(tail)
+            seqs += tail.take().flatMap { $0.events.map(\.seq) }
+        }
+        #expect(seqs == [1, 2, 4, 5, 6])
     }
 
     @Test("it reads no further ahead of what was published than its read-ahead")
