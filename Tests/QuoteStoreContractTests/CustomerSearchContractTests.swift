@@ -61,7 +61,7 @@ struct PostgresMigrationTests {
     func customerColumnsAreFilled() async throws {
         let database = try PostgresDatabase()
         let clock = TestClock()
-        let store = try await database.open(catalog: .standard, clock: clock)
+        let store = try await database.open(catalog: .standard, clock: clock, retention: .init())
         let rules = Rulebook()
         let names = ["Jane Doe", "John Roe", "Jane Poe"]
         var ids: [QuoteID] = []
@@ -79,7 +79,7 @@ struct PostgresMigrationTests {
             DELETE FROM quoted_migrations WHERE id LIKE 'v4:%';
             """, database: name)
 
-        let migrated = try await database.open(catalog: .standard, clock: clock)
+        let migrated = try await database.open(catalog: .standard, clock: clock, retention: .init())
         let janes = try await migrated.quotes(status: nil, customer: CustomerSearch("jane"), afterID: nil, limit: 10)
         #expect(janes.map(\.id) == [ids[0], ids[2]])
         let john = try await migrated.quotes(

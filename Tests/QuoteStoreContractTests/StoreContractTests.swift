@@ -38,6 +38,23 @@ struct StoreContractTests {
     }
 
     @Test(
+        "a backlog larger than one prune is pruned whole, keeping what the retention promises",
+        arguments: StoreFactory.all)
+    func pruningABacklog(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, retention: EventRetention(minimumAge: .seconds(60), minimumCount: 4))
+        // Past one batch of the stores' (10,000 events).
+        let submissions = 5_100
+        let results = try await contract.apply(
+            Array(repeating: .submit(Contract.submission(), idempotencyKey: nil, book: false), count: submissions))
+        #expect(results.allSatisfy { $0.failure == nil })
+        let last = try await contract.store.lastSequence()
+        #expect(try await contract.store.pruneEvents(now: contract.clock.now) == 0, "too young to prune")
+        contract.clock.advance(seconds: 120)
+        #expect(try await contract.store.pruneEvents(now: contract.clock.now) == submissions * 2 - 4)
+        #expect(try await contract.store.events(after: 0, limit: 100).map(\.seq) == Array((last - 3)...last))
+    }
+
+    @Test(
         "the customer's mechanic is booked when free and able; when busy, the dispatch order decides",
         arguments: StoreFactory.all)
     func preferredMechanic(_ factory: StoreFactory) async throws {

@@ -32,8 +32,9 @@ struct StoreFactory: Sendable, CustomTestStringConvertible {
 /// A fresh database for one test, removed when the value goes away.
 protocol StoreDatabase: Sendable {
     /// A new handle on the database (a connection of its own, as another process would have),
-    /// its catalog synced to `catalog`, dating its changes by `clock`.
-    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore
+    /// its catalog synced to `catalog`, dating its changes by `clock`, keeping events as
+    /// `retention` says.
+    func open(catalog: Catalog, clock: TestClock, retention: EventRetention) async throws -> any QuoteStore
 
     /// Marks the database migrated by `migration`, as a later quoted would have.
     func record(migration: String) throws
@@ -47,10 +48,12 @@ final class SQLiteDatabase: StoreDatabase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore {
-        try SQLiteQuoteStore(
-            path: directory + "/quoted.sqlite", catalog: catalog, logger: Logger(label: "test.contract"),
-            clock: { clock.now })
+    func open(catalog: Catalog, clock: TestClock, retention: EventRetention) async throws -> any QuoteStore {
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.retention = retention
+        return try SQLiteQuoteStore(
+            path: directory + "/quoted.sqlite", catalog: catalog, configuration: configuration,
+            logger: Logger(label: "test.contract"), clock: { clock.now })
     }
 
     func record(migration: String) throws {
@@ -76,9 +79,11 @@ final class PostgresDatabase: StoreDatabase {
             database: name)
     }
 
-    func open(catalog: Catalog, clock: TestClock) async throws -> any QuoteStore {
-        try await PostgresQuoteStore.open(
-            configuration: .init(url: url), catalog: catalog, logger: Logger(label: "test.contract"),
+    func open(catalog: Catalog, clock: TestClock, retention: EventRetention) async throws -> any QuoteStore {
+        var configuration = try PostgresQuoteStore.Configuration(url: url)
+        configuration.retention = retention
+        return try await PostgresQuoteStore.open(
+            configuration: configuration, catalog: catalog, logger: Logger(label: "test.contract"),
             clock: { clock.now })
     }
 }
@@ -103,16 +108,16 @@ struct Contract {
     let clock: TestClock
     let rules = Rulebook()
 
-    init(_ factory: StoreFactory, catalog: Catalog = .standard) async throws {
+    init(_ factory: StoreFactory, catalog: Catalog = .standard, retention: EventRetention = .init()) async throws {
         database = try factory.make()
         clock = TestClock()
-        store = try await database.open(catalog: catalog, clock: clock)
+        store = try await database.open(catalog: catalog, clock: clock, retention: retention)
         self.catalog = catalog
     }
 
     /// Another handle on the same database.
     func another() async throws -> any QuoteStore {
-        try await database.open(catalog: catalog, clock: clock)
+        try await database.open(catalog: catalog, clock: clock, retention: .init())
     }
 
     func apply(_ commands: [QuoteCommand], on store: (any QuoteStore)? = nil) async throws(StoreError)

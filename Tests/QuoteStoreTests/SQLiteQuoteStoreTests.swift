@@ -229,6 +229,24 @@ struct SQLiteQuoteStoreTests {
         #expect(try await store.events(after: 10, limit: 100).map(\.seq) == [11, 12])
     }
 
+    @Test("a backlog larger than one prune transaction is pruned whole, a batch at a time")
+    func pruningInBatches() async throws {
+        let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
+        let store = try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
+            clock: clockBox.now)
+        let submissions = SQLiteQuoteStore.pruneBatch / 2 + 100
+        _ = try await store.apply(
+            Array(repeating: .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false), count: submissions))
+        let last = Int64(submissions * 2)
+        #expect(try await store.lastSequence() == last)
+        clockBox.advance(by: 7_200)
+        #expect(try await store.pruneEvents(now: clockBox.now()) == submissions * 2 - 4, "past one batch: all but four")
+        #expect(try await store.events(after: 0, limit: 100).map(\.seq) == Array((last - 3)...last))
+    }
+
     @Test("a log pruned empty still numbers its next event after the last one, across a restart")
     func pruningEverything() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
