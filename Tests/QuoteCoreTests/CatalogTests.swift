@@ -46,6 +46,18 @@ struct CatalogTests {
         #expect(catalog.service(named: asked + "s") == nil)
     }
 
+    @Test("a catalog's problems echo its text as a request's do: cut short, control characters replaced")
+    func problemsEchoSafely() throws {
+        let document = CatalogDocument(
+            services: [.init(name: "Wash", minimumSkill: "jun\u{202E}ior", price: String(repeating: "9", count: 100))],
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")])
+        let problems = try #require(throws: CatalogError.self) { try document.catalog() }.problems
+        let messages = problems.map(\.message).joined(separator: "\n")
+        #expect(!messages.contains("\u{202E}"))
+        #expect(messages.contains("\u{FFFD}"))
+        #expect(messages.contains("…"), "a 100-digit price is cut short")
+    }
+
     @Test("a catalog file is validated with every problem at its exact path")
     func invalidDocument() throws {
         let document = CatalogDocument(

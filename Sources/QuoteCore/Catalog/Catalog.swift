@@ -83,7 +83,7 @@ public struct Catalog: Sendable {
             checkBound(service.price, at: "\(field).price")
             checkUnique(
                 key, at: index, in: &servicesByKey, list: "services", positions: positions.services,
-                field: "\(field).name", what: "\"\(service.name)\"")
+                field: "\(field).name", what: "\"\(QuoteLimits.echo(service.name))\"")
             if service.price.cents < 0 {
                 problems.append(Problem(field: "\(field).price", message: "is negative (\(service.price))"))
             }
@@ -102,7 +102,7 @@ public struct Catalog: Sendable {
             checkText(mechanic.name, at: "\(field).name")
             checkUnique(
                 key, at: index, in: &mechanicsByKey, list: "mechanics", positions: positions.mechanics,
-                field: "\(field).name", what: "\"\(mechanic.name)\"")
+                field: "\(field).name", what: "\"\(QuoteLimits.echo(mechanic.name))\"")
             checkUnique(
                 mechanic.id, at: index, in: &mechanicsByID, list: "mechanics", positions: positions.mechanics,
                 field: "\(field).id", what: "id \(mechanic.id)")
@@ -118,7 +118,7 @@ public struct Catalog: Sendable {
             if case .amount(let amount) = coupon.discount { checkBound(amount, at: "\(field).amountOff") }
             checkUnique(
                 key, at: index, in: &couponsByKey, list: "coupons", positions: positions.coupons,
-                field: "\(field).code", what: "\"\(coupon.code)\"")
+                field: "\(field).code", what: "\"\(QuoteLimits.echo(coupon.code))\"")
             switch coupon.discount {
             case .percent(let percent) where !(1...100).contains(percent):
                 problems.append(Problem(field: "\(field).percentOff", message: "must be 1 to 100, not \(percent)"))

@@ -87,7 +87,9 @@ public struct CatalogDocument: Codable, Sendable, Hashable {
             guard let skill = Skill(name: name) else {
                 problems.append(
                     Problem(
-                        field: field, message: "unknown skill \"\(name)\" (junior, apprentice, experienced, master)"))
+                        field: field,
+                        message: "unknown skill \"\(QuoteLimits.echo(name))\" (junior, apprentice, experienced, master)"
+                    ))
                 return nil
             }
             return skill
@@ -104,7 +106,9 @@ public struct CatalogDocument: Codable, Sendable, Hashable {
                 price = Money(parsing: text, currency: currency)
                 if price == nil {
                     problems.append(
-                        Problem(field: "\(field).price", message: "\"\(text)\" is not an amount like 89.00"))
+                        Problem(
+                            field: "\(field).price",
+                            message: "\"\(QuoteLimits.echo(text))\" is not an amount like 89.00"))
                 }
             case (nil, let cents?):
                 price = Money(cents: cents, currency: currency)
@@ -136,7 +140,8 @@ public struct CatalogDocument: Codable, Sendable, Hashable {
                 if expiry == nil {
                     problems.append(
                         Problem(
-                            field: "\(field).expires", message: "\"\(text)\" is not a time like 2030-01-01T00:00:00Z"))
+                            field: "\(field).expires",
+                            message: "\"\(QuoteLimits.echo(text))\" is not a time like 2030-01-01T00:00:00Z"))
                 }
             }
             switch (entry.percentOff, entry.amountOff) {
@@ -149,7 +154,9 @@ public struct CatalogDocument: Codable, Sendable, Hashable {
                     positions.coupons.append(index)
                 } else {
                     problems.append(
-                        Problem(field: "\(field).amountOff", message: "\"\(text)\" is not an amount like 5.00"))
+                        Problem(
+                            field: "\(field).amountOff",
+                            message: "\"\(QuoteLimits.echo(text))\" is not an amount like 5.00"))
                 }
             default:
                 problems.append(Problem(field: field, message: "give exactly one of percentOff and amountOff"))

@@ -7,7 +7,10 @@ public enum Skill: Int, Sendable, Hashable, Comparable, CaseIterable, Codable, C
 
     /// Reads a skill from its name, ignoring case: `"master"`, `"Junior"`.
     public init?(name: String) {
-        guard let skill = Skill.allCases.first(where: { $0.name == name.lowercased() }) else { return nil }
+        // Longer than any skill's name: not compared (a caller's text may be long).
+        guard name.utf8.count <= 16, let skill = Skill.allCases.first(where: { $0.name == name.lowercased() }) else {
+            return nil
+        }
         self = skill
     }
 
