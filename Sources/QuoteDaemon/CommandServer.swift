@@ -448,19 +448,14 @@ public final class CommandServer: ServiceLifecycle.Service {
         publisher: borrowing Socket
     ) throws(ZeroMQError) {
         for delivery in deliveries {
-            if let first = delivery.events.first {
-                let (ready, skipped) = order.logBegins(at: first.seq, readAfter: delivery.after)
-                if skipped > 0 {
-                    logger.warning(
-                        "events left the log before they could be published; subscribers fill the gap with events",
-                        metadata: ["skipped": "\(skipped)", "resumingAt": "\(first.seq)"])
-                }
-                try Self.publish(ready, window: &window, publisher: publisher)
-                metrics.published(ready.count, lastSeq: order.lastPublished)
+            let (ready, skipped) = order.addRead(after: delivery.after, delivery.events)
+            if skipped > 0 {
+                logger.warning(
+                    "events left the log, or could not be read, before they were published; subscribers fill the gap with events",
+                    metadata: ["skipped": "\(skipped)", "resumingAt": "\(delivery.events.first?.seq ?? 0)"])
             }
-            let events = order.add(delivery.events)
-            try Self.publish(events, window: &window, publisher: publisher)
-            metrics.published(events.count, lastSeq: order.lastPublished)
+            try Self.publish(ready, window: &window, publisher: publisher)
+            metrics.published(ready.count, lastSeq: order.lastPublished)
         }
         tail.published(through: order.lastPublished)
     }

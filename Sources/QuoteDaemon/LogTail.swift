@@ -22,6 +22,9 @@ final class LogTail: Sendable {
         var deliveries: [Delivery] = []
         /// The last `seq` read.
         var cursor: Int64
+        /// The last `seq` read before rows that could not be read were skipped, until the next
+        /// delivery says it follows this one: the publishing order then skips them too.
+        var skippedAfter: Int64?
         /// The store failed at the last read (logged once until it works again).
         var failing = false
     }
@@ -116,22 +119,29 @@ final class LogTail: Sendable {
                     }
                     // A row this daemon cannot read (another's of a newer version, or damaged):
                     // waiting for it would hold everything after it, this daemon's own events
-                    // included, for good. It is skipped, as a pruned one is.
+                    // included, for good. It is skipped, as a pruned one is: the next delivery
+                    // says it follows the last event read before it.
+                    let before = cursor
                     cursor += 1
                     oneByOne = 0
-                    state.withLock { $0.cursor = cursor }
+                    state.withLock { state in
+                        state.skippedAfter = state.skippedAfter ?? before
+                        state.cursor = cursor
+                    }
                     logger.error(
-                        "an event in the log cannot be read; it is not published live, and those after it are",
-                        metadata: ["seq": "\(cursor)", "error": "\(error.message)"])
+                        "the event after this one in the log cannot be read; it is not published live, those after it are",
+                        metadata: ["seq": "\(before)", "error": "\(error.message)"])
                     continue
                 }
                 oneByOne = max(oneByOne - 1, 0)
                 guard let last = events.last else { break }
                 await observe(events)
-                let delivery = Delivery(after: cursor, events: encode(events))
+                let encoded = encode(events)
+                let after = cursor
                 cursor = last.seq
                 state.withLock { state in
-                    state.deliveries.append(delivery)
+                    state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: encoded))
+                    state.skippedAfter = nil
                     state.cursor = cursor
                 }
                 ready.signal()

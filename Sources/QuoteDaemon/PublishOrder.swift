@@ -59,6 +59,18 @@ struct PublishOrder {
         return (release(), skipped)
     }
 
+    /// Takes `events`, read from the log after `after` (``LogTail``): what lies between, if
+    /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
+    /// Returns what can be published now, in order, and how many numbers were skipped.
+    mutating func addRead(
+        after: Int64, _ events: [(seq: Int64, message: [[UInt8]])]
+    ) -> (ready: [[[UInt8]]], skipped: Int64) {
+        guard let first = events.first else { return ([], 0) }
+        var (ready, skipped) = logBegins(at: first.seq, readAfter: after)
+        ready += add(events)
+        return (ready, skipped)
+    }
+
     private mutating func release() -> [[[UInt8]]] {
         var ready: [[[UInt8]]] = []
         while let message = held.removeValue(forKey: next) {

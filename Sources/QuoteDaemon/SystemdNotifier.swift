@@ -80,10 +80,14 @@ public struct SystemdNotifier: Sendable {
         }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
         let message = Array(state.utf8)
+        // Never waits: the I/O loop sends these, and a datagram to a receiver whose queue is
+        // full would block it (and the watchdog with it) until the receiver reads. Dropped
+        // instead; the next turn sends again.
         _ = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 message.withUnsafeBytes {
-                    sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                    sendto(
+                        fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
                 }
             }
         }

@@ -22,6 +22,15 @@ struct SystemdNotifierTests {
         #expect(received == Array(repeating: "EXTEND_TIMEOUT_USEC=60000\nSTATUS=migrating", count: 3))
     }
 
+    @Test("a notification never waits for a receiver that does not read", .timeLimit(.minutes(3)))
+    func neverBlocks() throws {
+        let listener = try NotifyListener()
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address])
+        // Far more than a datagram socket's queue holds: past it they are dropped, not waited on.
+        for _ in 0..<10_000 { notifier.notify("WATCHDOG=1") }
+        #expect(listener.next() == "WATCHDOG=1")
+    }
+
     @Test("without NOTIFY_SOCKET the step just runs")
     func withoutSystemd() {
         let notifier = SystemdNotifier(environment: [:])

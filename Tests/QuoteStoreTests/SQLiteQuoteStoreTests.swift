@@ -209,14 +209,19 @@ struct SQLiteQuoteStoreTests {
         #expect(read.filter { if case .quote(nil, _) = $0.kind { true } else { false } }.count == 3)
     }
 
+    /// A store that keeps the last four events and those younger than an hour, on `clock`.
+    private func storeKeepingFour(clock: TestClock) throws -> SQLiteQuoteStore {
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
+        return try SQLiteQuoteStore(
+            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
+            clock: clock.now)
+    }
+
     @Test("pruning keeps what the retention promises and never reuses a sequence number")
     func pruning() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
-        var configuration = SQLiteQuoteStore.Configuration()
-        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
-        let store = try SQLiteQuoteStore(
-            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
-            clock: clockBox.now)
+        let store = try storeKeepingFour(clock: clockBox)
         for index in 0..<5 {
             _ = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: "p\(index)", book: false)])
         }
@@ -232,11 +237,7 @@ struct SQLiteQuoteStoreTests {
     @Test("a backlog larger than one prune transaction is pruned whole, a batch at a time")
     func pruningInBatches() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
-        var configuration = SQLiteQuoteStore.Configuration()
-        configuration.retention = EventRetention(minimumAge: .seconds(3_600), minimumCount: 4)
-        let store = try SQLiteQuoteStore(
-            path: directory.database, catalog: .standard, configuration: configuration, logger: StoreFixtures.logger,
-            clock: clockBox.now)
+        let store = try storeKeepingFour(clock: clockBox)
         let submissions = SQLiteQuoteStore.pruneBatch / 2 + 100
         _ = try await store.apply(
             Array(repeating: .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false), count: submissions))

@@ -77,14 +77,23 @@ struct RoundTripTests {
         #expect(try req.receiveString() == "world")
     }
 
-    @Test("multipart messages arrive whole, in order, byte for byte", arguments: [1, 2, 7, 64])
-    func multipartIntegrity(frameCount: Int) throws {
+    /// Runs `body` with a PUSH connected to a PULL over loopback TCP.
+    private func withPushPull(_ body: (borrowing Socket, borrowing Socket) throws -> Void) throws {
         let pull = try Socket(context, type: .pull)
         try pull.configureForTests()
         try pull.bind("tcp://127.0.0.1:*")
         let push = try Socket(context, type: .push)
         try push.configureForTests()
         try push.connect(pull.lastEndpoint)
+        try body(push, pull)
+    }
+
+    @Test("multipart messages arrive whole, in order, byte for byte", arguments: [1, 2, 7, 64])
+    func multipartIntegrity(frameCount: Int) throws {
+        try withPushPull { push, pull in try multipartRoundTrip(frameCount: frameCount, push, pull) }
+    }
+
+    private func multipartRoundTrip(frameCount: Int, _ push: borrowing Socket, _ pull: borrowing Socket) throws {
 
         let sizes = [0, 1, 29, 30, 31, 255, 256, 4096, 65_537, 1 << 20]
         let frames = (0..<frameCount).map { index in
@@ -95,6 +104,20 @@ struct RoundTripTests {
         for _ in 0..<3 {
             let message = try #require(try pull.receiveMultipart())
             #expect(message.frames == frames)
+        }
+    }
+
+    @Test("frames past the receiver's maximum are dropped uncopied, and the next message arrives whole")
+    func framesPastTheMaximum() throws {
+        try withPushPull { push, pull in
+            try push.send(multipart: (0..<100).map { [UInt8($0)] })
+            try push.send(multipart: [[7], [8]])
+            let cut = try #require(try pull.receiveMultipart(maximumFrames: 5))
+            #expect(cut.frames == (0..<5).map { [UInt8($0)] })
+            #expect(cut.droppedFrames == 95)
+            let next = try #require(try pull.receiveMultipart(maximumFrames: 5))
+            #expect(next.frames == [[7], [8]])
+            #expect(next.droppedFrames == 0)
         }
     }
 
