@@ -24,7 +24,8 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         var next: RequestBatch<Ticket>
         /// Committed batches, oldest first, waiting to be answered.
         var done: [CommittedBatch<Ticket>] = []
-        /// Since when the loop has been committing its batch; `nil` while it waits for one.
+        /// Since when the loop, committing a batch, has waited for the store's answer to one
+        /// call (the batch began, or the store last answered); `nil` while it waits for work.
         var committingSince: ContinuousClock.Instant?
         var stopping = false
     }
@@ -89,6 +90,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             let started = ContinuousClock.now
             do {
                 let applied = try await applyRetrying(requests, catalog: inForce)
+                answered()
                 writeResults = applied.results
                 commit = .now - started
                 // In force before the replies go: a client told of the change finds it.
@@ -97,6 +99,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                     inForce = newer
                 }
             } catch {
+                answered()
                 metrics.storeFailed()
                 logger.error(
                     "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(requests.count)"])
@@ -113,6 +116,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 continue
             }
             do {
+                defer { answered() }
                 let answer = try await rulebook.answer(
                     read.request, catalog: inForce, from: store, maximumRows: maximumRows)
                 switch answer {
@@ -227,8 +231,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     /// Whether every received request has been committed and taken.
     var isDrained: Bool { state.withLock { $0.next.isEmpty && $0.committingSince == nil && $0.done.isEmpty } }
 
-    /// Since when the loop has been committing the batch in hand; `nil` while it waits for
-    /// one. What tells a store loop that is stuck from one that is idle.
+    /// Since when the loop has waited for the store's answer to one call of the batch in hand
+    /// (its transaction, or one of its reads); `nil` while it waits for work. What tells a
+    /// store loop that is stuck from one that is idle or slow but moving.
     var committingSince: ContinuousClock.Instant? { state.withLock { $0.committingSince } }
 
     /// The committed batches not yet taken, oldest first.
@@ -238,6 +243,13 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             let done = state.done
             state.done = []
             return done
+        }
+    }
+
+    /// The store answered a call of the batch in hand: the wait for the next starts now.
+    private func answered() {
+        state.withLock { state in
+            if state.committingSince != nil { state.committingSince = .now }
         }
     }
 

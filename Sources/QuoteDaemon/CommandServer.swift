@@ -35,19 +35,20 @@ public final class CommandServer: ServiceLifecycle.Service {
     /// The store loop, while running: where the daemon's own requests go.
     private let worker = Mutex<BatchCommitter<RequestTicket>?>(nil)
     private let onReady: @Sendable (Endpoints) -> Void
-    /// How long one batch may take to commit before the store loop is taken for stuck and
-    /// systemd's watchdog is no longer told the daemon lives (so that it restarts it).
+    /// How long one call of the store loop (a batch's transaction, or one of its reads) may go
+    /// unanswered before the loop is taken for stuck and systemd's watchdog is no longer told
+    /// the daemon lives (so that it restarts it).
     private let storeStallLimit: Duration
 
-    /// The longest one batch may take to commit by default: well past the waits the stores
-    /// bound themselves (SQLite's busy timeout, PostgreSQL's statement and connection
-    /// timeouts, and the retries after them).
+    /// The longest one store call may go unanswered by default: well past the waits the
+    /// stores bound themselves with their default settings (SQLite's busy timeout,
+    /// PostgreSQL's connection and transaction timeouts). The executable raises it with them.
     public static let defaultStoreStallLimit: Duration = .seconds(120)
 
     /// Creates the server; nothing is bound until ``run()``. With `access`, both sockets are
     /// CURVE servers letting in only its listed keys, as their roles allow. Requests, batches
-    /// and events are counted in `metrics`. A batch still committing after `storeStallLimit`
-    /// stops the watchdog's notifications until it is done.
+    /// and events are counted in `metrics`. A store call unanswered after `storeStallLimit`
+    /// stops the watchdog's notifications until it is answered.
     public init(
         configuration: DaemonConfiguration, access: AccessControl? = nil, store: any QuoteStore, catalog: LiveCatalog,
         logger: Logger, notifier: SystemdNotifier = .init(), metrics: DaemonMetrics = .unexported(),
@@ -333,9 +334,9 @@ public final class CommandServer: ServiceLifecycle.Service {
                     if !storeStalled {
                         storeStalled = true
                         logger.critical(
-                            "one batch has been committing for longer than the stall limit; no longer telling systemd's watchdog the daemon lives",
+                            "the store has not answered for longer than the stall limit; no longer telling systemd's watchdog the daemon lives",
                             metadata: ["limit": "\(storeStallLimit)"])
-                        notifier.notify("STATUS=store stalled: a batch committing for over \(storeStallLimit)")
+                        notifier.notify("STATUS=store stalled: no answer for over \(storeStallLimit)")
                     }
                 } else {
                     if storeStalled {

@@ -11,33 +11,50 @@ extension CatalogDocument {
         "coupons": ["code", "percentOff", "amountOff", "expires"],
     ]
 
-    /// The most bytes a string of a catalog sent on the wire (a key or a value, as written,
-    /// escapes included) may have: four for each character of the longest text a catalog may
-    /// hold (`QuoteLimits.maximumTextLength`).
-    static let maximumStringBytes = 4 * QuoteLimits.maximumTextLength
+    /// The most characters a string of a catalog sent on the wire (a key or a value) may have,
+    /// counted as written: a UTF-8 character or an escape (`\n`, `\u00e9`) is one, a surrogate
+    /// pair two. Twice the longest text a catalog holds (`QuoteLimits.maximumTextLength`).
+    static let maximumStringLength = 2 * QuoteLimits.maximumTextLength
 
-    /// The length in bytes of the longest string in `json`, as written between its quotes; one
-    /// pass, whatever the text.
+    /// The length of the longest string in `json`, in characters as written (see
+    /// ``maximumStringLength``); one pass, whatever the text.
     static func longestString(in json: [UInt8]) -> Int {
         var longest = 0
-        var start: Int?
-        var escaped = false
-        for (index, byte) in json.enumerated() {
-            guard let opened = start else {
-                if byte == UInt8(ascii: "\"") { start = index + 1 }
+        var length: Int?
+        // Within an escape, counted at its backslash: the byte after it, then for `\u` four
+        // hex digits more, are passed over.
+        var afterBackslash = false
+        var hexDigits = 0
+        for byte in json {
+            guard var counted = length else {
+                if byte == UInt8(ascii: "\"") { length = 0 }
                 continue
             }
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                longest = max(longest, index - opened)
-                start = nil
+            if afterBackslash {
+                afterBackslash = false
+                if byte == UInt8(ascii: "u") { hexDigits = 4 }
+                continue
             }
+            if hexDigits > 0 {
+                hexDigits -= 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\\"):
+                counted += 1
+                afterBackslash = true
+            case UInt8(ascii: "\""):
+                longest = max(longest, counted)
+                length = nil
+                continue
+            case 0x80...0xBF:
+                break  // A UTF-8 continuation byte: its character is counted.
+            default:
+                counted += 1
+            }
+            length = counted
         }
-        if let opened = start { longest = max(longest, json.count - opened) }
-        return longest
+        return max(longest, length ?? 0)
     }
 
     /// The path of the first key in `json`, a catalog object, that a catalog does not have:

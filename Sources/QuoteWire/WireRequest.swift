@@ -379,13 +379,13 @@ extension WireRequest {
         // Before anything compares, sorts or hashes its text: Unicode comparison of a string
         // is not linear in its length (a run of combining marks is sorted to normalize it).
         let longest = CatalogDocument.longestString(in: json)
-        guard longest <= CatalogDocument.maximumStringBytes else {
+        guard longest <= CatalogDocument.maximumStringLength else {
             return (
                 nil,
                 Problem(
                     field: "catalog",
                     message:
-                        "has a text of \(longest) bytes; a catalog's names, codes and amounts have at most \(CatalogDocument.maximumStringBytes)"
+                        "has a text of \(longest) characters; a catalog's are read up to \(CatalogDocument.maximumStringLength)"
                 )
             )
         }

@@ -30,7 +30,8 @@ struct Serve: AsyncParsableCommand {
         }
         let server = CommandServer(
             configuration: daemon.configuration, access: daemon.access, store: daemon.store, catalog: daemon.catalog,
-            logger: logger, notifier: daemon.notifier, metrics: observability.metrics)
+            logger: logger, notifier: daemon.notifier, metrics: observability.metrics,
+            storeStallLimit: daemon.storeStallLimit)
         listening.withLock { $0 = server }
         let reload = ReloadService(logger: logger) {
             await Startup.reload(
@@ -84,6 +85,9 @@ struct Startup {
     let notifier: SystemdNotifier
     /// Where `/metrics`, `/healthz` and `/readyz` are served; `nil` for none.
     var metricsListen: MetricsServer.Configuration? = nil
+    /// How long one store call may go unanswered before the watchdog stops hearing from the
+    /// daemon: twice the longest the store is configured to wait, and never under the default.
+    var storeStallLimit = CommandServer.defaultStoreStallLimit
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
     static func bootstrapLogging() -> (SharedLogLevel, Logger) {
@@ -185,7 +189,8 @@ struct Startup {
             ])
         return Startup(
             configuration: configuration, access: access, store: store, sqlite: store, catalog: LiveCatalog(inForce),
-            notifier: notifier, metricsListen: metricsListen)
+            notifier: notifier, metricsListen: metricsListen,
+            storeStallLimit: max(CommandServer.defaultStoreStallLimit, storeConfiguration.busyTimeout * 2))
     }
 
     /// The store's catalog, in force; a warning when the catalog file says otherwise (the
@@ -252,7 +257,9 @@ struct Startup {
             ])
         return Startup(
             configuration: configuration, access: access, store: store, sqlite: nil, catalog: LiveCatalog(inForce),
-            notifier: notifier)
+            notifier: notifier,
+            storeStallLimit: max(
+                CommandServer.defaultStoreStallLimit, (postgres.acquireTimeout + postgres.transactionTimeout) * 2))
     }
 
     /// Applies what SIGHUP can change: log level and the clients allowed. Compares the

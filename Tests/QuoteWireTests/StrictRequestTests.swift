@@ -139,14 +139,22 @@ struct StrictRequestTests {
         let refusal = try #require(Self.refusal(frame))
         #expect(refusal.error.code == .invalidRequest)
         #expect(refusal.error.problems?.first?.field == "catalog")
-        #expect(refusal.error.problems?.first?.message.contains("has a text of") == true)
+        #expect(refusal.error.problems?.first?.message.contains("has a text of 16006 characters") == true)
+    }
+
+    @Test("a catalog whose longest name is written all in escapes is read")
+    func escapedCatalogName() throws {
+        let name = String(repeating: #"\u0416"#, count: QuoteLimits.maximumTextLength)
+        let frame =
+            #"{"v":1,"op":"applyCatalog","catalog":{"services":[{"name":"\#(name)","minimumSkill":"junior","price":"1.00"}],"mechanics":[{"id":1,"name":"Ann","skill":"junior"}]}}"#
+        #expect(Self.refusal(frame) == nil)
     }
 
     @Test(
-        "the longest string of a catalog is measured in bytes as written, escapes included",
+        "the longest string of a catalog is measured in characters as written, an escape one",
         arguments: [
-            (#"{}"#, 0), (#"{"a":"bcd"}"#, 3), (#"{"a":"b\"cd"}"#, 5), (#"{"ab\\":"c"}"#, 4), (#"{"a":"é"}"#, 2),
-            (#"{"a":"\u00e9x"}"#, 7), (#"{"a":"unterminated"#, 12),
+            (#"{}"#, 0), (#"{"a":"bcd"}"#, 3), (#"{"a":"b\"cd"}"#, 4), (#"{"ab\\":"c"}"#, 3), (#"{"a":"é"}"#, 1),
+            (#"{"a":"\u00e9x"}"#, 2), (#"{"a":"\ud83d\ude00"}"#, 2), (#"{"a":"李小龍"}"#, 3), (#"{"a":"unterminated"#, 12),
         ])
     func longestString(json: String, longest: Int) {
         #expect(CatalogDocument.longestString(in: Array(json.utf8)) == longest)
