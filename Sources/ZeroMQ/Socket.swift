@@ -184,6 +184,8 @@ public struct Socket: ~Copyable {
     ///   - dontWait: return `nil` at once when no message is waiting.
     ///   - metadata: connection properties to read off the message, such as `"User-Id"`
     ///     (set by a ZAP handler) or `"Peer-Address"`; absent ones are left out.
+    ///   - maximumFrames: the most frames copied; those after are released unread and
+    ///     counted in ``Multipart/droppedFrames``.
     public func receiveMultipart(
         dontWait: Bool = false, metadata: [String] = [], maximumFrames: Int = .max
     ) throws(ZeroMQError) -> Multipart? {
