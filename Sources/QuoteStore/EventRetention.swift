@@ -6,6 +6,9 @@ public struct EventRetention: Sendable, Hashable {
     /// At least this many of the latest events are kept.
     public var minimumCount: Int
 
+    /// The most events one prune transaction deletes (`QuoteStore.pruneEvents(now:)`).
+    public static let pruneBatch = 10_000
+
     /// Creates a retention promise; the default keeps 7 days and at least 100,000 events.
     public init(minimumAge: Duration = .seconds(7 * 24 * 3600), minimumCount: Int = 100_000) {
         self.minimumAge = minimumAge

@@ -70,9 +70,11 @@ public protocol QuoteStore: Sendable {
     /// The sequence number of the last event, 0 when the log is empty.
     func lastSequence() async throws(StoreError) -> Int64
 
-    /// Deletes old events within what the retention promises; returns how many went.
+    /// Deletes old events within what the retention promises, the oldest first and at most
+    /// `limit`, in one transaction; returns how many went. (``pruneEvents(now:)`` prunes them
+    /// all, a batch at a time.)
     @discardableResult
-    func pruneEvents(now: Date) async throws(StoreError) -> Int
+    func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int
 
     /// Every breach of the booking invariant: a booked quote must hold its mechanic and a busy
     /// mechanic must belong to a booked quote.
@@ -104,6 +106,19 @@ extension QuoteStore {
 
     /// Nothing to watch: no other process writes.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}
+
+    /// Deletes every old event within what the retention promises, ``EventRetention/pruneBatch``
+    /// a transaction, so that a backlog never holds the writer (and every commit behind it)
+    /// for longer than one batch takes; returns how many went.
+    @discardableResult
+    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+        var pruned = 0
+        while true {
+            let batch = try await pruneEvents(now: now, limit: EventRetention.pruneBatch)
+            pruned += batch
+            if batch < EventRetention.pruneBatch { return pruned }
+        }
+    }
 
     /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
     public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {

@@ -117,31 +117,22 @@ extension PostgresQuoteStore {
         return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
     }
 
-    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+    public func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
         let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         let keep = Int64(retention.minimumCount)
-        // A statement per batch, counted by the server: a backlog of millions neither comes
-        // back as rows nor runs into the statement's time limit.
-        var pruned = 0
-        while true {
-            let rows = try await query(
-                """
-                WITH gone AS (
-                    DELETE FROM events WHERE seq IN (
-                        SELECT seq FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
-                            AND at < \(cutoff) ORDER BY seq LIMIT \(Self.pruneBatch))
-                    RETURNING 1)
-                SELECT count(*) FROM gone
-                """)
-            let batch: Int64 =
-                try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
-            pruned += Int(clamping: batch)
-            if batch < Self.pruneBatch { return pruned }
-        }
+        // Counted by the server: the rows deleted do not come back.
+        let rows = try await query(
+            """
+            WITH gone AS (
+                DELETE FROM events WHERE seq IN (
+                    SELECT seq FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
+                        AND at < \(cutoff) ORDER BY seq LIMIT \(Int64(limit)))
+                RETURNING 1)
+            SELECT count(*) FROM gone
+            """)
+        let pruned: Int64 = try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
+        return Int(clamping: pruned)
     }
-
-    /// The most events one prune statement deletes.
-    static let pruneBatch: Int64 = 10_000
 
     public func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
         var found: [IntegrityViolation] = []

@@ -417,24 +417,14 @@ public final class SQLiteQuoteStore: QuoteStore {
         return try await read { db in try Self.lastSequence(db) }
     }
 
-    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+    public func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
         let retention = retention
-        // A transaction per batch: a backlog of millions never holds the writer (and every
-        // commit waiting behind it) for longer than one batch takes.
-        var pruned = 0
-        while true {
-            let batch = try await onWriter { [self] () throws(StoreError) in
-                try writeSync { db in try Self.prune(db, now: now, retention: retention) }
-            }
-            pruned += batch
-            if batch < Self.pruneBatch { return pruned }
+        return try await onWriter { [self] () throws(StoreError) in
+            try writeSync { db in try Self.prune(db, now: now, retention: retention, limit: limit) }
         }
     }
 
-    /// The most events one prune transaction deletes.
-    public static let pruneBatch = 10_000
-
-    private static func prune(_ db: Database, now: Date, retention: EventRetention) throws -> Int {
+    private static func prune(_ db: Database, now: Date, retention: EventRetention, limit: Int) throws -> Int {
         let last = try Self.lastSequence(db)
         let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         try db.execute(
@@ -442,7 +432,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                 DELETE FROM events WHERE seq IN (
                     SELECT seq FROM events WHERE seq <= ? AND at < ? ORDER BY seq LIMIT ?)
                 """,
-            arguments: [last - Int64(retention.minimumCount), cutoff, pruneBatch])
+            arguments: [last - Int64(retention.minimumCount), cutoff, limit])
         let pruned = db.changesCount
         // Should the log be emptied, the next event still follows the last one.
         if pruned > 0 { try db.execute(sql: "UPDATE event_floor SET last_seq = ?", arguments: [last]) }

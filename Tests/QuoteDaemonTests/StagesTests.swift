@@ -41,7 +41,9 @@ struct FailingCommits: QuoteStore {
         try await store.events(after: after, limit: limit)
     }
     func lastSequence() async throws(StoreError) -> Int64 { try await store.lastSequence() }
-    func pruneEvents(now: Date) async throws(StoreError) -> Int { try await store.pruneEvents(now: now) }
+    func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
+        try await store.pruneEvents(now: now, limit: limit)
+    }
     func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
         try await store.integrityViolations()
     }

@@ -238,7 +238,7 @@ struct SQLiteQuoteStoreTests {
     func pruningInBatches() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let store = try storeKeepingFour(clock: clockBox)
-        let submissions = SQLiteQuoteStore.pruneBatch / 2 + 100
+        let submissions = EventRetention.pruneBatch / 2 + 100
         _ = try await store.apply(
             Array(repeating: .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false), count: submissions))
         let last = Int64(submissions * 2)

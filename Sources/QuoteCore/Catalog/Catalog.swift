@@ -204,25 +204,13 @@ public struct Catalog: Sendable {
 
     /// The normalised look-up key of a name or code.
     static func key(_ name: String) -> String {
-        var trimmed = name.trimmingPrefixAndSuffixSpaces()
+        let trimmed = name.trimmingPrefixAndSuffixSpaces()
         // Every service of every submission is looked up so: ASCII (the usual name) is lowered
         // byte by byte, or kept when it has no capital, rather than through Unicode's tables.
-        let lowered: String?? = trimmed.withUTF8 { bytes in
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            guard bytes.contains(where: { (0x41...0x5A).contains($0) }) else { return .some(nil) }
-            return String(unsafeUninitializedCapacity: bytes.count) { buffer in
-                for index in bytes.indices {
-                    let byte = bytes[index]
-                    buffer[index] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
-                }
-                return bytes.count
-            }
-        }
-        switch lowered {
-        case .some(let ascii?): return ascii
-        case .some(nil): return trimmed
-        case nil: return trimmed.lowercased()
-        }
+        let capitals = 0x41...0x5A as ClosedRange<UInt8>
+        guard trimmed.utf8.allSatisfy({ $0 < 0x80 }) else { return trimmed.lowercased() }
+        guard trimmed.utf8.contains(where: capitals.contains) else { return trimmed }
+        return String(decoding: trimmed.utf8.map { capitals.contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
 
