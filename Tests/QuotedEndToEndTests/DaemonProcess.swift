@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -56,6 +57,7 @@ final class DaemonProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
         let lines = stderrLines
         let ready = readyLine
         readLines(from: pipe.fileHandleForReading) { parts in
@@ -93,11 +95,13 @@ final class DaemonProcess: @unchecked Sendable {
         return true
     }
 
-    /// Sends SIGTERM and waits for the exit; returns the exit status.
+    /// Sends SIGTERM and waits for the exit; returns the exit status. A daemon still running a
+    /// minute later fails the test and is killed (SIGKILL): it never hangs the run.
     @discardableResult
     func stop() -> Int32 {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
+        let exited = process.waitUntilExit(within: .seconds(60))
+        #expect(exited, "quoted did not exit within a minute of SIGTERM; its log ends: \(log.suffix(20))")
         return process.terminationStatus
     }
 
@@ -116,7 +120,7 @@ final class DaemonProcess: @unchecked Sendable {
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitUntilExit(within: .seconds(60))
         }
     }
 
@@ -163,6 +167,6 @@ extension DaemonProcess {
     /// Kills the daemon with SIGKILL, as a crash would, and waits for it to be gone.
     func crash() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(within: .seconds(60)), "quoted outlived SIGKILL")
     }
 }

@@ -77,7 +77,7 @@ struct ExamplesTests {
             #expect(try client.call(Requests.submit(name: "After \(submitted)"))["ok"] as? Bool == true)
             submitted += 1
         } while printedAll.wait(timeout: .now() + .milliseconds(200)) == .timedOut && submitted < 100
-        follower.waitUntilExit()
+        #expect(follower.waitUntilExit(within: .seconds(60)), "the example ended once it had its events")
         notedAll.wait()
         let printed = printedLines.lines.withLock { $0 }.joined(separator: "\n")
         let notes = noteLines.lines.withLock { $0 }.joined(separator: "\n")

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -27,7 +28,8 @@ enum Quotectl {
 
 extension Binaries {
     /// Runs one of the package's binaries to completion and returns its status and output
-    /// (through files, not pipes: nothing can fill up and block the child).
+    /// (through files, not pipes: nothing can fill up and block the child). One that runs for
+    /// two minutes fails the test and is killed.
     static func run(
         _ name: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
     ) throws -> ProcessOutput {
@@ -63,7 +65,8 @@ extension Binaries {
             process.standardInput = FileHandle.nullDevice
             try process.run()
         }
-        process.waitUntilExit()
+        let exited = process.waitUntilExit(within: .seconds(120))
+        #expect(exited, "\(name) \(arguments.joined(separator: " ")) ran for two minutes; killed")
         return ProcessOutput(
             status: process.terminationStatus,
             stdout: try String(contentsOf: out, encoding: .utf8),
@@ -136,10 +139,11 @@ final class Watcher: @unchecked Sendable {
         }
     }
 
-    /// Stops the watcher (SIGTERM) and waits for it.
+    /// Stops the watcher (SIGTERM) and waits for it; one still running a minute later fails
+    /// the test and is killed.
     func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
+        #expect(process.waitUntilExit(within: .seconds(60)), "quotectl watch outlived SIGTERM: \(stderr.suffix(20))")
     }
 
     deinit { stop() }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -233,7 +234,7 @@ struct QuotectlTests {
                 "--book",
             ], environment: env)
         #expect(submitted.status == 0, "\(submitted.stderr)")
-        watcher.process.waitUntilExit()
+        #expect(watcher.process.waitUntilExit(within: .seconds(60)), "quotectl watch --count 1 ended")
         #expect(watcher.process.terminationStatus == 0, "--count 1 exits after one event")
         let line = try #require(watcher.stdout.first)
         #expect(watcher.stdout.count == 1, "only the booked event passes --state booked")
@@ -378,7 +379,7 @@ struct QuotectlCompletionTests {
         bash.executableURL = URL(fileURLWithPath: "/bin/bash")
         bash.arguments = ["-n", file.path]
         try bash.run()
-        bash.waitUntilExit()
+        #expect(bash.waitUntilExit(within: .seconds(60)))
         #expect(bash.terminationStatus == 0)
     }
 }

@@ -90,8 +90,7 @@ struct WaitListTests {
             }
         }
         #expect(line.count == 5)
-        kill(daemon.process.processIdentifier, SIGKILL)
-        daemon.process.waitUntilExit()
+        daemon.crash()
 
         let restarted = try DaemonProcess(stateDirectory: daemon.stateDirectory)
         defer { #expect(restarted.stop() == 0) }

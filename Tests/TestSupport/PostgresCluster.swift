@@ -205,9 +205,18 @@ public final class PostgresCluster: Sendable {
             if let (pid, _) = cluster.server.withLock({ $0 }) {
                 kill(pid, SIGQUIT)
                 // The server is this process's child (setpriv execs it in place): wait for it,
-                // unless Foundation has reaped it already.
+                // unless Foundation has reaped it already, for ten seconds at most; then
+                // SIGKILL, so that the test run always ends.
                 var status: Int32 = 0
-                _ = waitpid(pid, &status, 0)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while waitpid(pid, &status, WNOHANG) == 0 {
+                    guard ContinuousClock.now < deadline else {
+                        kill(pid, SIGKILL)
+                        _ = waitpid(pid, &status, 0)
+                        break
+                    }
+                    usleep(5_000)
+                }
             }
             try? FileManager.default.removeItem(atPath: cluster.directory)
         }
