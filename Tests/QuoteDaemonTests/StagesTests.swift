@@ -156,7 +156,8 @@ struct StagesTests {
             }
             finished.signal()
         }.start()
-        locked.wait()
+        // The holder's transaction may fail to begin: then it never signals, and the test stops.
+        try #require(locked.wait(timeout: .now() + 60) == .success, "the other connection took the write lock")
         defer {
             release.signal()
             finished.wait()

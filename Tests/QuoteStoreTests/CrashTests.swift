@@ -33,9 +33,9 @@ struct CrashTests {
                 "\(Int.random(in: 1...40, using: &generator))",
                 "--prefix", "round\(round)",
             ]
-            let output = Pipe()
+            let output = Pipe.forChild()
             process.standardOutput = output
-            try process.run()
+            try process.spawn()
             // Wait for a random number of acknowledgements, then kill without warning.
             let target = Int.random(in: 1...400, using: &generator)
             var buffer = Data()

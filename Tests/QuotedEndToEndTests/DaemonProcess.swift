@@ -54,7 +54,7 @@ final class DaemonProcess: @unchecked Sendable {
         env.removeValue(forKey: "NOTIFY_SOCKET")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let pipe = Pipe()
+        let pipe = Pipe.forChild()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -71,7 +71,7 @@ final class DaemonProcess: @unchecked Sendable {
         } atEnd: {
             ready.signal()
         }
-        try process.run()
+        try process.spawn()
         guard readyLine.wait(timeout: .now() + 60) == .success else {
             throw DaemonError("quoted did not become ready: \(log.joined(separator: "\n"))")
         }
@@ -102,7 +102,7 @@ final class DaemonProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         let exited = process.waitUntilExit(within: .seconds(60))
         #expect(exited, "quoted did not exit within a minute of SIGTERM; its log ends: \(log.suffix(20))")
-        return process.terminationStatus
+        return process.isRunning ? -1 : process.terminationStatus
     }
 
     /// The daemon's resident memory in KiB, from /proc.

@@ -51,8 +51,8 @@ struct ExamplesTests {
         environment["QUOTED_ENDPOINT"] = daemon.commands
         environment["QUOTED_EVENTS"] = daemon.events
         follower.environment = environment
-        let out = Pipe()
-        let err = Pipe()
+        let out = Pipe.forChild()
+        let err = Pipe.forChild()
         follower.standardOutput = out
         follower.standardError = err
         let printedLines = LogLines()
@@ -69,7 +69,7 @@ struct ExamplesTests {
         } atEnd: {
             notedAll.signal()
         }
-        try follower.run()
+        try follower.spawn()
         // Submit until it has its twelve, waiting for it to be done after each: the first live
         // event it gets is past 6, whenever its subscription takes hold.
         var submitted = 0
@@ -77,8 +77,8 @@ struct ExamplesTests {
             #expect(try client.call(Requests.submit(name: "After \(submitted)"))["ok"] as? Bool == true)
             submitted += 1
         } while printedAll.wait(timeout: .now() + .milliseconds(200)) == .timedOut && submitted < 100
-        #expect(follower.waitUntilExit(within: .seconds(60)), "the example ended once it had its events")
-        notedAll.wait()
+        try #require(follower.waitUntilExit(within: .seconds(60)), "the example ended once it had its events")
+        #expect(notedAll.wait(timeout: .now() + 60) == .success, "the example's standard error reached its end")
         let printed = printedLines.lines.withLock { $0 }.joined(separator: "\n")
         let notes = noteLines.lines.withLock { $0 }.joined(separator: "\n")
         #expect(follower.terminationStatus == 0, "\(notes)")

@@ -113,9 +113,9 @@ struct MetricsTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
         process.arguments = ["--metrics", "localhost", "--state-dir", NSTemporaryDirectory() + "quoted-bad-metrics"]
-        let errors = Pipe()
+        let errors = Pipe.forChild()
         process.standardError = errors
-        try process.run()
+        try process.spawn()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 78)

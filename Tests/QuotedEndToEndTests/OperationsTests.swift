@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZeroMQ
 
@@ -44,9 +45,9 @@ struct OperationsTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
         process.arguments = ["--config", file, "--state-dir", directory]
-        let pipe = Pipe()
+        let pipe = Pipe.forChild()
         process.standardError = pipe
-        try process.run()
+        try process.spawn()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 78)

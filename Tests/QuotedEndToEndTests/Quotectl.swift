@@ -56,19 +56,19 @@ extension Binaries {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         if let stdin {
-            let pipe = Pipe()
+            let pipe = Pipe.forChild()
             process.standardInput = pipe
-            try process.run()
+            try process.spawn()
             pipe.fileHandleForWriting.write(Data(stdin.utf8))
             try pipe.fileHandleForWriting.close()
         } else {
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try process.spawn()
         }
         let exited = process.waitUntilExit(within: .seconds(120))
         #expect(exited, "\(name) \(arguments.joined(separator: " ")) ran for two minutes; killed")
         return ProcessOutput(
-            status: process.terminationStatus,
+            status: process.isRunning ? -1 : process.terminationStatus,
             stdout: try String(contentsOf: out, encoding: .utf8),
             stderr: try String(contentsOf: err, encoding: .utf8))
     }
@@ -91,12 +91,12 @@ final class Watcher: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = Self.collect(into: stdoutLines, signal: changed)
         process.standardError = Self.collect(into: stderrLines, signal: changed)
-        try process.run()
+        try process.spawn()
     }
 
     /// Reads `pipe` on a thread of its own until end of file, appending whole lines.
     private static func collect(into lines: LogLines, signal: DispatchSemaphore) -> Pipe {
-        let pipe = Pipe()
+        let pipe = Pipe.forChild()
         readLines(from: pipe.fileHandleForReading) { parts in
             lines.lines.withLock { $0.append(contentsOf: parts) }
             signal.signal()

@@ -234,7 +234,7 @@ struct QuotectlTests {
                 "--book",
             ], environment: env)
         #expect(submitted.status == 0, "\(submitted.stderr)")
-        #expect(watcher.process.waitUntilExit(within: .seconds(60)), "quotectl watch --count 1 ended")
+        try #require(watcher.process.waitUntilExit(within: .seconds(60)), "quotectl watch --count 1 ended")
         #expect(watcher.process.terminationStatus == 0, "--count 1 exits after one event")
         let line = try #require(watcher.stdout.first)
         #expect(watcher.stdout.count == 1, "only the booked event passes --state booked")
@@ -378,7 +378,7 @@ struct QuotectlCompletionTests {
         let bash = Process()
         bash.executableURL = URL(fileURLWithPath: "/bin/bash")
         bash.arguments = ["-n", file.path]
-        try bash.run()
+        try bash.spawn()
         #expect(bash.waitUntilExit(within: .seconds(60)))
         #expect(bash.terminationStatus == 0)
     }

@@ -363,13 +363,13 @@ struct SecurityTests {
             "-c", script, secure.directory, secure.clientsDirectory, secure.directory + "/quoted.key",
             secure.daemon.commands,
         ]
-        let input = Pipe()
-        let output = Pipe()
+        let input = Pipe.forChild()
+        let output = Pipe.forChild()
         process.standardInput = input
         process.standardOutput = output
-        let errors = Pipe()
+        let errors = Pipe.forChild()
         process.standardError = errors
-        try process.run()
+        try process.spawn()
         let lines = output.fileHandleForReading
         var buffer = Data()
         func line() -> String {

@@ -155,14 +155,14 @@ public final class PostgresCluster: Sendable {
             process.arguments = arguments
         }
         let output = ServerOutput()
-        let pipe = Pipe()
+        let pipe = Pipe.forChild()
         process.standardOutput = pipe
         process.standardError = pipe
         process.standardInput = FileHandle.nullDevice
         process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
         output.read(pipe.fileHandleForReading)
         do {
-            try process.run()
+            try process.spawn()
         } catch {
             throw ClusterError("cannot run postgres: \(error)")
         }
@@ -261,7 +261,7 @@ public final class PostgresCluster: Sendable {
             process.standardOutput = output
             process.standardError = output
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try process.spawn()
             process.waitUntilExit()
         } catch {
             throw ClusterError("\(program): \(error)")
