@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 public import Logging
 public import Prometheus
 public import ServiceLifecycle
@@ -7,7 +8,9 @@ public import ServiceLifecycle
 /// `PrometheusCollectorRegistry`), `/healthz` (the process answers) and `/readyz` (200 when
 /// ``Readiness`` says so, 503 with the reason otherwise). Hummingbird serves it; it runs as a
 /// `Service`, stops on graceful shutdown, and knows nothing of stores or sockets: what it
-/// reports comes from the closures it is given.
+/// reports comes from the closures it is given. Whoever reaches its port gets at most
+/// ``maximumConnections`` connections, closed after ``idleTimeout`` idle, with headers of at
+/// most ``maximumHeaderBytes``.
 public struct MetricsServer: ServiceLifecycle.Service {
     /// Whether the daemon can do its work, with the reason when it cannot.
     public enum Readiness: Sendable, Equatable {
@@ -69,10 +72,20 @@ public struct MetricsServer: ServiceLifecycle.Service {
             case .notReady(let reason): Self.text(.serviceUnavailable, "not ready: \(reason)\n")
             }
         }
+        // Bounds for whoever reaches the port: a few connections (scrapers and probes are few),
+        // closed when idle, with small headers. At the limit, new connections wait in the
+        // listen backlog: a flood holds neither descriptors nor memory the daemon needs.
+        let http = HTTP1Channel.Configuration(
+            idleTimeout: .seconds(Int64(Self.idleTimeout.components.seconds)),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: Self.maximumHeaderBytes, maxHeaderListSize: Self.maximumHeaderBytes,
+                maxHeaderFieldCount: 64))
         let app = Application(
             router: router,
+            server: .http1(configuration: http),
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: .maximum(Self.maximumConnections, logger: logger)),
             onServerRunning: { [logger, onListening] channel in
                 let address = channel.localAddress
                 let listening = "\(address?.ipAddress ?? "?"):\(address?.port ?? 0)"
@@ -83,6 +96,13 @@ public struct MetricsServer: ServiceLifecycle.Service {
         )
         try await app.run()
     }
+
+    /// The most connections served at once; more wait to be accepted.
+    public static let maximumConnections = 64
+    /// How long a connection may stay idle (nothing asked) before it is closed.
+    public static let idleTimeout: Duration = .seconds(10)
+    /// The most header bytes a request may have.
+    public static let maximumHeaderBytes = 8_192
 
     private static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(

@@ -33,24 +33,37 @@ struct Observability {
         factory.valueHistogramBuckets = [DaemonMetrics.Name.batchSize: DaemonMetrics.batchSizeBounds]
         let metrics = DaemonMetrics(factory: factory)
         self.metrics = metrics
+        // Each store read behind the HTTP side runs once at a time, its answer shared by every
+        // request meanwhile and reused for a second: a flood of scrapes or probes costs the
+        // store one read a second, not a backlog of them.
+        let lastSequence = SharedRefresh(freshFor: .seconds(1)) { () async -> Result<Void, StoreError> in
+            do throws(StoreError) {
+                _ = try await store.lastSequence()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        let gauges = SharedRefresh(freshFor: .seconds(1)) { () async -> Result<Void, StoreError> in
+            do throws(StoreError) {
+                try await metrics.refreshStoreGauges(from: store)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
         server = MetricsServer(
             configuration: listen, registry: registry, process: ProcessMetrics(factory: factory), logger: logger,
             readiness: {
                 guard commands() else { return .notReady("the command and event sockets are not bound") }
-                let answer = await Self.within(.seconds(2)) { () async throws(StoreError) in
-                    _ = try await store.lastSequence()
-                }
-                switch answer {
+                switch await Self.within(.seconds(2), lastSequence.value) {
                 case .none: return .notReady("the store did not answer within 2 s")
                 case .some(.failure(let error)): return .notReady("the store is unavailable: \(error.message)")
                 case .some(.success): return .ready
                 }
             },
             beforeScrape: {
-                let answer = await Self.within(.seconds(2)) { () async throws(StoreError) in
-                    try await metrics.refreshStoreGauges(from: store)
-                }
-                if case .some(.failure(let error)) = answer {
+                if case .some(.failure(let error)) = await Self.within(.seconds(2), gauges.value) {
                     logger.warning("metrics: store gauges not refreshed", metadata: ["error": "\(error)"])
                 }
             })
@@ -59,7 +72,7 @@ struct Observability {
     /// What `body` came to, or `nil` when it took longer than `limit`. `body` is not cancelled
     /// (a store request is not), only no longer waited for.
     static func within(
-        _ limit: Duration, _ body: @escaping @Sendable () async throws(StoreError) -> Void
+        _ limit: Duration, _ body: @escaping @Sendable () async -> Result<Void, StoreError>
     ) async -> Result<Void, StoreError>? {
         let first = Mutex<CheckedContinuation<Result<Void, StoreError>?, Never>?>(nil)
         return await withCheckedContinuation { continuation in
@@ -67,14 +80,7 @@ struct Observability {
             let finish: @Sendable (Result<Void, StoreError>?) -> Void = { result in
                 first.withLock { $0.take() }?.resume(returning: result)
             }
-            Task {
-                do throws(StoreError) {
-                    try await body()
-                    finish(.success(()))
-                } catch {
-                    finish(.failure(error))
-                }
-            }
+            Task { finish(await body()) }
             Task {
                 try? await Task.sleep(for: limit)
                 finish(nil)

@@ -40,10 +40,11 @@ struct Serve: AsyncParsableCommand {
             // A mechanic added or back takes from the wait-list.
             server.serveWaitList()
         }
-        var services: [any ServiceLifecycle.Service] = [
-            server, reload, PruneService(store: daemon.store, logger: logger),
-        ]
+        // Services stop in the reverse of this order: the HTTP side last, so that a client of
+        // it that never reads its answers cannot hold the command server's drain back.
+        var services: [any ServiceLifecycle.Service] = []
         if let metricsServer = observability.server { services.append(metricsServer) }
+        services += [server, reload, PruneService(store: daemon.store, logger: logger)]
         if let checkpoints = daemon.sqlite?.checkpointService(logger: logger) { services.append(checkpoints) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

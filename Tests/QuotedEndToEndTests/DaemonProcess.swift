@@ -105,6 +105,11 @@ final class DaemonProcess: @unchecked Sendable {
         return process.isRunning ? -1 : process.terminationStatus
     }
 
+    /// How many descriptors the daemon has open, from /proc.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd"))?.count ?? 0
+    }
+
     /// The daemon's resident memory in KiB, from /proc.
     var residentKiB: Int { memory("VmRSS:") }
 

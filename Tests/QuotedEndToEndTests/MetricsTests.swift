@@ -122,6 +122,41 @@ struct MetricsTests {
         #expect(text.contains("metrics.listen"), "\(text)")
     }
 
+    @Test(
+        "a flood of idle connections to the metrics port holds no more of the daemon's descriptors than its limit, and the daemon serves on"
+    )
+    func idleConnectionsAreBounded() throws {
+        let port = try freePort()
+        let daemon = try DaemonProcess(arguments: ["--metrics", "127.0.0.1:\(port)"])
+        defer { #expect(daemon.stop() == 0) }
+        #expect(try Scrape.status(port: port, path: "/healthz").code == 200)
+        let before = daemon.openDescriptors
+        // 200 connections that never ask anything: the kernel completes them all (the listen
+        // backlog), the daemon takes 64 of them (MetricsServer.maximumConnections).
+        var connections: [Int32] = []
+        defer { for connection in connections { close(connection) } }
+        for _ in 0..<200 { connections.append(try loopbackConnection(port: port)) }
+        // Watched until it has taken its 64, then for a second more (well within the 10 s
+        // after which idle connections are closed): the count must stay there.
+        var most = daemon.openDescriptors
+        var reached: ContinuousClock.Instant?
+        let deadline = ContinuousClock.now + .seconds(8)
+        while ContinuousClock.now < min(deadline, (reached ?? deadline) + .seconds(1)) {
+            Thread.sleep(forTimeInterval: 0.01)
+            most = max(most, daemon.openDescriptors)
+            if reached == nil, most >= before + 64 { reached = .now }
+        }
+        #expect(reached != nil, "the daemon took connections up to its limit: \(before) -> \(most)")
+        #expect(most <= before + 64 + 8, "and no more: \(before) -> \(most)")
+        // Meanwhile ZeroMQ clients are served.
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        #expect(try client.call(Requests.op("ping"))["ok"] as? Bool == true)
+        for connection in connections { close(connection) }
+        connections = []
+        #expect(try Scrape.waitForStatus(port: port, path: "/healthz", 200) != nil, "served again")
+    }
+
     @Test("/readyz answers 503 with the reason while PostgreSQL is down, and 200 again once it is back")
     func readinessFollowsTheStore() throws {
         let cluster = try PostgresCluster.startPrivate()
@@ -228,6 +263,27 @@ struct Scrape {
         }
         return nil
     }
+}
+
+/// A TCP connection to `port` on loopback, connected (the kernel completes it even while the
+/// server has not accepted it yet).
+func loopbackConnection(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw DaemonError("socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else {
+        close(fd)
+        throw DaemonError("connect to \(port): errno \(errno)")
+    }
+    return fd
 }
 
 /// A loopback TCP port nothing listens on now.
