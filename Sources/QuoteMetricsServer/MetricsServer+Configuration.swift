@@ -7,12 +7,32 @@ extension MetricsServer {
     /// - `metrics.listen` / `QUOTED_METRICS_LISTEN` / `--metrics`: `HOST:PORT` to serve
     ///   `/metrics`, `/healthz` and `/readyz` on (an IPv6 host in brackets, `[::1]:9464`; port 0
     ///   picks a free one, logged as "metrics listening"). Unset: no HTTP server, and the
-    ///   metrics cost nothing.
+    ///   metrics cost nothing. Nothing authenticates its clients: an address beyond loopback
+    ///   stops start-up unless `allowInsecure` is true.
     public struct Configuration: Sendable, Hashable {
         /// The address to bind: a host name, an IPv4 address, or an IPv6 one without brackets.
         public var host: String
         /// The TCP port; 0 for any free one.
         public var port: Int
+
+        /// Whether only this host can reach it: `localhost`, `::1` or an address in
+        /// `127.0.0.0/8`. The HTTP side authenticates no one, so the daemon serves it beyond
+        /// this host only with `allowInsecure`.
+        public var isLoopback: Bool {
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            return host == "localhost" || host == "::1"
+                || (parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil })
+        }
+
+        /// Refuses an address beyond loopback, unless `allowInsecure`.
+        public func checkReach(allowInsecure: Bool) throws(MetricsConfigurationError) {
+            guard !isLoopback, !allowInsecure else { return }
+            throw MetricsConfigurationError(
+                value: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)",
+                reason:
+                    "is reachable beyond this host, and nothing authenticates its clients; bind loopback, or set allowInsecure: true on purpose"
+            )
+        }
 
         /// Serving on `host:port`.
         public init(host: String, port: Int) {

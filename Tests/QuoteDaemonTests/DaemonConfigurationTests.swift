@@ -47,6 +47,24 @@ struct DaemonConfigurationTests {
     }
 
     @Test(
+        "metrics.listen counts as loopback only for localhost, ::1 and 127.x.y.z written in numbers",
+        arguments: [
+            ("127.0.0.1", true), ("127.8.9.10", true), ("localhost", true), ("::1", true), ("0.0.0.0", false),
+            ("10.0.0.1", false), ("::", false), ("127.a.b.c", false), ("127.0.0.1.example.com", false),
+            ("127.0.0.256", false), ("example.com", false),
+        ])
+    func metricsLoopback(host: String, loopback: Bool) throws {
+        let configuration = MetricsServer.Configuration(host: host, port: 9464)
+        #expect(configuration.isLoopback == loopback)
+        if loopback {
+            try configuration.checkReach(allowInsecure: false)
+        } else {
+            #expect(throws: MetricsConfigurationError.self) { try configuration.checkReach(allowInsecure: false) }
+        }
+        try configuration.checkReach(allowInsecure: true)
+    }
+
+    @Test(
         "a metrics.listen without a host or a valid port is refused",
         arguments: ["9464", ":9464", "host:http", "h:70000"])
     func invalidMetricsListen(listen: String) {

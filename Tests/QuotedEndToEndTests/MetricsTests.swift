@@ -157,6 +157,20 @@ struct MetricsTests {
         #expect(try Scrape.waitForStatus(port: port, path: "/healthz", 200) != nil, "served again")
     }
 
+    @Test("a metrics.listen beyond loopback stops start-up with exit 78 naming the key; allowInsecure lets it bind")
+    func metricsBeyondLoopbackRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)").path
+        let refused = try Binaries.run(
+            "quoted", ["--metrics", "0.0.0.0:0", "--state-dir", directory],
+            environment: ProcessInfo.processInfo.environment)
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("metrics.listen: \"0.0.0.0:0\""), "\(refused.stderr)")
+        #expect(refused.stderr.contains("allowInsecure"))
+        let daemon = try DaemonProcess(
+            arguments: ["--metrics", "0.0.0.0:0"], environment: ["QUOTED_ALLOW_INSECURE": "true"])
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("/readyz answers 503 with the reason while PostgreSQL is down, and 200 again once it is back")
     func readinessFollowsTheStore() throws {
         let cluster = try PostgresCluster.startPrivate()
