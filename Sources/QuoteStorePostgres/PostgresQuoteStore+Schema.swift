@@ -157,7 +157,8 @@ extension PostgresQuoteStore {
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of
     /// several daemons starting at once, one migrates and the others wait for it, then find
-    /// nothing left to do.
+    /// nothing left to do. A statement that waits 5 s for a lock another session holds fails
+    /// the migration rather than stall every query queued behind it.
     func migrate() async throws(StoreError) {
         let log = logger
         try await withConnection(unlimited: true) { connection throws(StoreError) in
@@ -165,6 +166,11 @@ extension PostgresQuoteStore {
             do throws(StoreError) {
                 // An arbitrary constant: quoted's schema lock.
                 try await Self.run(connection, "SELECT pg_advisory_xact_lock(7305173021)")
+                // A migration's DDL waits for the locks of every open transaction on its table
+                // (an operator's forgotten session, say), and while it waits, everyone else's
+                // queries on that table queue behind it: the whole fleet would stall. It gives up
+                // instead after 5 s, and start-up fails (to be tried again) naming the lock.
+                try await Self.run(connection, "SET LOCAL lock_timeout = '5s'")
                 try await Self.run(
                     connection,
                     "CREATE TABLE IF NOT EXISTS quoted_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"

@@ -1,3 +1,4 @@
+import Foundation
 import QuoteCore
 import QuoteRules
 import QuoteStore
@@ -85,5 +86,50 @@ struct PostgresMigrationTests {
         let john = try await migrated.quotes(
             status: nil, customer: CustomerSearch("C1@EXAMPLE.COM"), afterID: nil, limit: 10)
         #expect(john.map(\.id) == [ids[1]])
+    }
+
+    @Test(
+        "a migration that waits for a lock another session holds gives up within seconds, naming it, and applies nothing"
+    )
+    func migrationGivesUpOnALock() async throws {
+        let database = try PostgresDatabase()
+        let clock = TestClock()
+        _ = try await database.open(catalog: .standard, clock: clock, retention: .init())
+        let name = try #require(database.url.split(separator: "/").last.map(String.init))
+        let cluster = try PostgresCluster.start()
+        _ = try cluster.sql(
+            """
+            ALTER TABLE quotes DROP COLUMN customer_email, DROP COLUMN customer_name;
+            DELETE FROM quoted_migrations WHERE id LIKE 'v4:%';
+            """, database: name)
+        // Another session reads the quotes and keeps its transaction open.
+        let holder = try cluster.session(
+            "BEGIN; SELECT count(*) FROM quotes; SELECT pg_sleep(60); COMMIT;", database: name)
+        defer {
+            // Ended from the server's side: its session ends, and with it psql.
+            _ = try? cluster.sql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()"
+            )
+            #expect(holder.waitUntilExit(within: .seconds(30)))
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try cluster.sql(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'quotes' AND l.granted",
+            database: name) == "0"
+        {
+            try #require(ContinuousClock.now < deadline, "the other session took its lock")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await database.open(catalog: .standard, clock: clock, retention: .init())
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .migration && error.message.contains("lock")
+        }
+        #expect(ContinuousClock.now - started < .seconds(20), "it gave up rather than wait for the session")
+        #expect(
+            try cluster.sql("SELECT count(*) FROM quoted_migrations WHERE id LIKE 'v4:%'", database: name) == "0",
+            "nothing applied")
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,6 +62,21 @@ public final class PostgresCluster: Sendable {
             ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command],
             asPostgres: false
         ).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts psql running `command` in `database` in the background, as another session
+    /// would (one holding a lock, say); the caller ends it. Its output is dropped.
+    public func session(_ command: String, database: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binaries + "/psql")
+        process.arguments = [
+            "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.spawn()
+        return process
     }
 
     /// Kills the server with SIGKILL, as a host's loss would: no shutdown, no checkpoint.
