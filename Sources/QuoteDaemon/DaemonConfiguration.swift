@@ -26,8 +26,7 @@ import QuoteStore
 ///   certificate (`NAME.key`) per client, its role in metadata (`role = "operator"`, `support`, `client` or `observer`);
 ///   re-read on SIGHUP. Required with `security.serverKey`, and it with it.
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
-///   but loopback, `ipc://` and `inproc://`) without `security`, and `metrics.listen` beyond loopback at all (the HTTP
-///   side authenticates no one); default false, and such a bind stops start-up.
+///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
 /// - `maxConnections` / `QUOTED_MAX_CONNECTIONS`: connections to both sockets together past which, with `security`,
 ///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts from its accept, so one that never
 ///   completes its handshake counts until the handshake timeout (10 s) drops it; the count follows the sockets'

@@ -6,7 +6,9 @@ import Synchronization
 /// scrapes costs the store one query, not a backlog of them.
 ///
 /// A run is never cancelled: a caller that stops waiting (a deadline of its own) leaves it to
-/// finish, and the next caller waits for that same run rather than starting another.
+/// finish, and the next caller waits for that same run rather than starting another. So the
+/// read must end by itself (the stores bound every call with their own timeouts): one that
+/// never did would be waited for by every caller after it.
 public final class SharedRefresh<Value: Sendable>: Sendable {
     private struct State: ~Copyable {
         /// The run in progress, if any.

@@ -198,9 +198,17 @@ extension PostgresQuoteStore {
                     log.notice("migrating store", metadata: ["migrations": "\(pending.map(\.id))"])
                 }
                 for migration in pending {
-                    for statement in migration.sql { try await Self.run(connection, statement) }
-                    if migration.id.hasPrefix("v4:") { try await self.fillCustomers(connection) }
-                    try await Self.run(connection, "INSERT INTO quoted_migrations (id) VALUES (\(migration.id))")
+                    do throws(StoreError) {
+                        for statement in migration.sql { try await Self.run(connection, statement) }
+                        if migration.id.hasPrefix("v4:") { try await self.fillCustomers(connection) }
+                        try await Self.run(connection, "INSERT INTO quoted_migrations (id) VALUES (\(migration.id))")
+                    } catch {
+                        let lock =
+                            error.message.contains("lock timeout")
+                            ? "; another session holds a lock on its table (pg_locks, pg_stat_activity): once it ends, quoted migrates at its next start"
+                            : ""
+                        throw StoreError(error.code, "\(migration.id): \(error.message)\(lock)")
+                    }
                 }
                 try await Self.run(connection, "COMMIT")
             } catch {

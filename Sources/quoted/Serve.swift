@@ -133,7 +133,7 @@ struct Startup {
             }
             storeConfiguration = try SQLiteQuoteStore.Configuration(reader: reader.scoped(to: "store.sqlite"))
             metricsListen = try MetricsServer.Configuration(reader: reader.scoped(to: "metrics"))
-            try metricsListen?.checkReach(allowInsecure: configuration.allowInsecure)
+            try metricsListen?.checkReach()
             level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
             catalog = try CatalogLoader.load(configuration.catalogFile)
         } catch {

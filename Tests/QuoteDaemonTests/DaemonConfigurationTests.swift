@@ -47,7 +47,7 @@ struct DaemonConfigurationTests {
     }
 
     @Test(
-        "metrics.listen counts as loopback only for localhost, ::1 and 127.x.y.z written in numbers",
+        "metrics.listen counts as loopback only for localhost, ::1 and 127.x.y.z written in numbers; beyond it only with allowRemote",
         arguments: [
             ("127.0.0.1", true), ("127.8.9.10", true), ("localhost", true), ("::1", true), ("0.0.0.0", false),
             ("10.0.0.1", false), ("::", false), ("127.a.b.c", false), ("127.0.0.1.example.com", false),
@@ -57,11 +57,11 @@ struct DaemonConfigurationTests {
         let configuration = MetricsServer.Configuration(host: host, port: 9464)
         #expect(configuration.isLoopback == loopback)
         if loopback {
-            try configuration.checkReach(allowInsecure: false)
+            try configuration.checkReach()
         } else {
-            #expect(throws: MetricsConfigurationError.self) { try configuration.checkReach(allowInsecure: false) }
+            #expect(throws: MetricsConfigurationError.self) { try configuration.checkReach() }
         }
-        try configuration.checkReach(allowInsecure: true)
+        try MetricsServer.Configuration(host: host, port: 9464, allowRemote: true).checkReach()
     }
 
     @Test(

@@ -114,7 +114,7 @@ struct PostgresMigrationTests {
         }
         let deadline = ContinuousClock.now + .seconds(30)
         while try cluster.sql(
-            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'quotes' AND l.granted",
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'quotes' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             database: name) == "0"
         {
             try #require(ContinuousClock.now < deadline, "the other session took its lock")
@@ -125,7 +125,8 @@ struct PostgresMigrationTests {
             _ = try await database.open(catalog: .standard, clock: clock, retention: .init())
         } throws: { error in
             guard let error = error as? StoreError else { return false }
-            return error.code == .migration && error.message.contains("lock")
+            return error.code == .migration && error.message.contains("v4:")
+                && error.message.contains("another session holds a lock")
         }
         #expect(ContinuousClock.now - started < .seconds(20), "it gave up rather than wait for the session")
         #expect(

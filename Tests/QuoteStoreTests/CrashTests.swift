@@ -47,7 +47,7 @@ struct CrashTests {
                 lines = buffer.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try #require(process.waitUntilExit(within: .seconds(30)), "the writer ended at SIGKILL")
             #expect(process.terminationReason == .uncaughtSignal)
             // Everything printed before the kill was acknowledged after its commit.
             buffer.append(output.fileHandleForReading.readDataToEndOfFile())

@@ -113,12 +113,9 @@ struct MetricsTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
         process.arguments = ["--metrics", "localhost", "--state-dir", NSTemporaryDirectory() + "quoted-bad-metrics"]
-        let errors = Pipe.forChild()
-        process.standardError = errors
-        try process.spawn()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
+        let result = try process.runToEnd()
+        let text = result.stderr
+        #expect(result.status == 78)
         #expect(text.contains("metrics.listen"), "\(text)")
     }
 
@@ -157,7 +154,9 @@ struct MetricsTests {
         #expect(try Scrape.waitForStatus(port: port, path: "/healthz", 200) != nil, "served again")
     }
 
-    @Test("a metrics.listen beyond loopback stops start-up with exit 78 naming the key; allowInsecure lets it bind")
+    @Test(
+        "a metrics.listen beyond loopback stops start-up with exit 78 naming the key; metrics.allowRemote lets it bind, allowInsecure does not"
+    )
     func metricsBeyondLoopbackRefused() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)").path
         let refused = try Binaries.run(
@@ -165,9 +164,14 @@ struct MetricsTests {
             environment: ProcessInfo.processInfo.environment)
         #expect(refused.status == 78)
         #expect(refused.stderr.contains("metrics.listen: \"0.0.0.0:0\""), "\(refused.stderr)")
-        #expect(refused.stderr.contains("allowInsecure"))
+        #expect(refused.stderr.contains("metrics.allowRemote"))
+        var insecure = ProcessInfo.processInfo.environment
+        insecure["QUOTED_ALLOW_INSECURE"] = "true"
+        let stillRefused = try Binaries.run(
+            "quoted", ["--metrics", "0.0.0.0:0", "--state-dir", directory], environment: insecure)
+        #expect(stillRefused.status == 78, "\(stillRefused.stderr)")
         let daemon = try DaemonProcess(
-            arguments: ["--metrics", "0.0.0.0:0"], environment: ["QUOTED_ALLOW_INSECURE": "true"])
+            arguments: ["--metrics", "0.0.0.0:0"], environment: ["QUOTED_METRICS_ALLOW_REMOTE": "true"])
         #expect(daemon.stop() == 0)
     }
 
@@ -282,7 +286,7 @@ struct Scrape {
 /// A TCP connection to `port` on loopback, connected (the kernel completes it even while the
 /// server has not accepted it yet).
 func loopbackConnection(port: Int) throws -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw DaemonError("socket: errno \(errno)") }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

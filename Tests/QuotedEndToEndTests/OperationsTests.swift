@@ -45,12 +45,9 @@ struct OperationsTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
         process.arguments = ["--config", file, "--state-dir", directory]
-        let pipe = Pipe.forChild()
-        process.standardError = pipe
-        try process.spawn()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
+        let result = try process.runToEnd()
+        let output = result.stderr
+        #expect(result.status == 78)
         #expect(output.contains("maxMessageBytes"))
         #expect(output.contains("\"lots\" is not a whole number"))
     }

@@ -46,31 +46,9 @@ extension Binaries {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let out = directory.appendingPathComponent("out")
-        let err = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        if let stdin {
-            let pipe = Pipe.forChild()
-            process.standardInput = pipe
-            try process.spawn()
-            pipe.fileHandleForWriting.write(Data(stdin.utf8))
-            try pipe.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-            try process.spawn()
-        }
-        let exited = process.waitUntilExit(within: .seconds(120))
-        #expect(exited, "\(name) \(arguments.joined(separator: " ")) ran for two minutes; killed")
-        return ProcessOutput(
-            status: process.isRunning ? -1 : process.terminationStatus,
-            stdout: try String(contentsOf: out, encoding: .utf8),
-            stderr: try String(contentsOf: err, encoding: .utf8))
+        let result = try process.runToEnd(stdin: stdin)
+        #expect(result.exited, "\(name) \(arguments.joined(separator: " ")) ran for two minutes; killed")
+        return ProcessOutput(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
 

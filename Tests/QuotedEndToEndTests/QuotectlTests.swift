@@ -379,7 +379,7 @@ struct QuotectlCompletionTests {
         bash.executableURL = URL(fileURLWithPath: "/bin/bash")
         bash.arguments = ["-n", file.path]
         try bash.spawn()
-        #expect(bash.waitUntilExit(within: .seconds(60)))
+        try #require(bash.waitUntilExit(within: .seconds(60)))
         #expect(bash.terminationStatus == 0)
     }
 }

@@ -391,7 +391,7 @@ struct SecurityTests {
         input.fileHandleForWriting.write(Data("go\n".utf8))
         let reply = try #require(
             try JSONSerialization.jsonObject(with: Data(line().utf8)) as? [String: Any], "pyzmq got no reply")
-        process.waitUntilExit()
+        try #require(process.waitUntilExit(within: .seconds(60)), "the pyzmq client ended")
         #expect(process.terminationStatus == 0)
         #expect(reply["ok"] as? Bool == true, "\(reply)")
         #expect(reply.quote?["state"] as? String == "ready")

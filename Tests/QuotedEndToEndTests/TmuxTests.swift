@@ -116,15 +116,19 @@ final class Tmux {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
-            posix_spawn_file_actions_addclose(&actions, descriptor)
-        }
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid = pid_t()
-        let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        // The descriptors listed and the child started with no other child started meanwhile
+        // (Tests/TestSupport/Spawn.swift says why).
+        let status = withSpawnLock {
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+            return posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        }
         guard status == 0 else {
             throw DaemonError("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
         }
@@ -136,16 +140,11 @@ final class Tmux {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["tmux", "-f", "/dev/null", "-S", socket] + arguments
-        let output = Pipe.forChild()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.spawn()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw DaemonError("tmux \(arguments): \(text)") }
-        return text
+        let result = try process.runToEnd(within: .seconds(30))
+        guard result.exited, result.status == 0 else {
+            throw DaemonError("tmux \(arguments): \(result.stdout)\(result.stderr)")
+        }
+        return result.stdout
     }
 
     /// The pane's visible screen, or with `history` everything it printed, optionally with

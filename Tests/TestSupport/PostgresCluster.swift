@@ -264,30 +264,20 @@ public final class PostgresCluster: Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        // A file, not a pipe: the server pg_ctl starts inherits the descriptors and keeps
-        // them open, and a pipe would never reach its end.
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).out")
-            .path
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        // Files, not pipes (`runToEnd`): the server pg_ctl starts inherits the descriptors and
+        // keeps them open, and a pipe would never reach its end.
+        let result: ChildResult
         do {
-            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-            defer { try? output.close() }
-            process.standardOutput = output
-            process.standardError = output
-            process.standardInput = FileHandle.nullDevice
-            try process.spawn()
-            process.waitUntilExit()
+            result = try process.runToEnd(within: .seconds(120))
         } catch {
             throw ClusterError("\(program): \(error)")
         }
-        let text = FileManager.default.contents(atPath: outputPath) ?? Data()
-        guard process.terminationStatus == 0 else {
+        guard result.exited, result.status == 0 else {
             throw ClusterError(
-                "\(program) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: text, as: UTF8.self))"
+                "\(program) \(arguments.joined(separator: " ")) \(result.exited ? "exited \(result.status)" : "ran for two minutes; killed"): \(result.stdout)\(result.stderr)"
             )
         }
-        return String(decoding: text, as: UTF8.self)
+        return result.stdout
     }
 
     /// The cluster could not be made or used.

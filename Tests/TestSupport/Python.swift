@@ -16,23 +16,12 @@ public enum Python {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["-c", script] + arguments
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("python-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let out = directory.appendingPathComponent("out")
-        let err = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.spawn()
-        let exited = process.waitUntilExit(within: .seconds(120))
-        let errors = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-        guard exited, process.terminationStatus == 0 else {
-            throw PythonError(description: exited ? errors : "ran for two minutes; killed. \(errors)")
+        let result = try process.runToEnd()
+        guard result.exited, result.status == 0 else {
+            throw PythonError(
+                description: result.exited ? result.stderr : "ran for two minutes; killed. \(result.stderr)")
         }
-        return try String(contentsOf: out, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     public struct PythonError: Error, CustomStringConvertible {

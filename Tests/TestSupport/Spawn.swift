@@ -16,6 +16,12 @@ import Synchronization
 /// for good: the whole run hangs.
 private let spawning = Mutex(())
 
+/// Runs `body`, which starts a child by other means than `Process` (`posix_spawn`), with no
+/// other child started, nor pipe made, meanwhile.
+public func withSpawnLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    try spawning.withLock { _ throws(E) in try body() }
+}
+
 extension Process {
     /// `run()`, with no other child started, nor pipe made, meanwhile.
     public func spawn() throws {
