@@ -141,7 +141,9 @@ struct MetricsTests {
         while ContinuousClock.now < min(deadline, (reached ?? deadline) + .seconds(1)) {
             Thread.sleep(forTimeInterval: 0.01)
             most = max(most, daemon.openDescriptors)
-            if reached == nil, most >= before + 64 { reached = .now }
+            // (A few short of 64: a descriptor counted in `before`, the last request's, may
+            // close meanwhile.)
+            if reached == nil, most >= before + 60 { reached = .now }
         }
         #expect(reached != nil, "the daemon took connections up to its limit: \(before) -> \(most)")
         #expect(most <= before + 64 + 8, "and no more: \(before) -> \(most)")
