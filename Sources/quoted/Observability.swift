@@ -36,22 +36,8 @@ struct Observability {
         // Each store read behind the HTTP side runs once at a time, its answer shared by every
         // request meanwhile and reused for a second: a flood of scrapes or probes costs the
         // store one read a second, not a backlog of them.
-        let lastSequence = SharedRefresh(freshFor: .seconds(1)) { () async -> Result<Void, StoreError> in
-            do throws(StoreError) {
-                _ = try await store.lastSequence()
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        let gauges = SharedRefresh(freshFor: .seconds(1)) { () async -> Result<Void, StoreError> in
-            do throws(StoreError) {
-                try await metrics.refreshStoreGauges(from: store)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
+        let lastSequence = Self.shared { () async throws(StoreError) in _ = try await store.lastSequence() }
+        let gauges = Self.shared { () async throws(StoreError) in try await metrics.refreshStoreGauges(from: store) }
         server = MetricsServer(
             configuration: listen, registry: registry, process: ProcessMetrics(factory: factory), logger: logger,
             readiness: {
@@ -67,6 +53,20 @@ struct Observability {
                     logger.warning("metrics: store gauges not refreshed", metadata: ["error": "\(error)"])
                 }
             })
+    }
+
+    /// `read`, run once at a time and its outcome reused for a second.
+    private static func shared(
+        _ read: @escaping @Sendable () async throws(StoreError) -> Void
+    ) -> SharedRefresh<Result<Void, StoreError>> {
+        SharedRefresh(freshFor: .seconds(1)) { () async -> Result<Void, StoreError> in
+            do throws(StoreError) {
+                try await read()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
     }
 
     /// What `body` came to, or `nil` when it took longer than `limit`. `body` is not cancelled

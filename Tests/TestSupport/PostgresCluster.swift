@@ -57,11 +57,13 @@ public final class PostgresCluster: Sendable {
 
     /// Runs `command` with psql in `database`; its output, unaligned, without headers.
     public func sql(_ command: String, database: String = "postgres") throws -> String {
-        try Self.run(
-            binaries + "/psql",
-            ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command],
-            asPostgres: false
-        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.run(binaries + "/psql", psqlArguments(command, database: database), asPostgres: false)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// psql's arguments to run `command` in `database`, its output unaligned, without headers.
+    private func psqlArguments(_ command: String, database: String) -> [String] {
+        ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command]
     }
 
     /// Starts psql running `command` in `database` in the background, as another session
@@ -69,9 +71,7 @@ public final class PostgresCluster: Sendable {
     public func session(_ command: String, database: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binaries + "/psql")
-        process.arguments = [
-            "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", database, "-qAt", "-c", command,
-        ]
+        process.arguments = psqlArguments(command, database: database)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -218,19 +218,19 @@ public final class PostgresCluster: Sendable {
     private static func stopAll() {
         for cluster in all.withLock({ $0 }) {
             if let (pid, _) = cluster.server.withLock({ $0 }) {
+                // The server is this process's child (setpriv execs it in place): wait for it to
+                // exit (unless Foundation has reaped it already), on a thread of its own, for ten
+                // seconds at most; then SIGKILL, so that the test run always ends.
+                let exited = DispatchSemaphore(value: 0)
+                Thread {
+                    var status: Int32 = 0
+                    _ = waitpid(pid, &status, 0)
+                    exited.signal()
+                }.start()
                 kill(pid, SIGQUIT)
-                // The server is this process's child (setpriv execs it in place): wait for it,
-                // unless Foundation has reaped it already, for ten seconds at most; then
-                // SIGKILL, so that the test run always ends.
-                var status: Int32 = 0
-                let deadline = ContinuousClock.now + .seconds(10)
-                while waitpid(pid, &status, WNOHANG) == 0 {
-                    guard ContinuousClock.now < deadline else {
-                        kill(pid, SIGKILL)
-                        _ = waitpid(pid, &status, 0)
-                        break
-                    }
-                    usleep(5_000)
+                if exited.wait(timeout: .now() + 10) == .timedOut {
+                    kill(pid, SIGKILL)
+                    exited.wait()
                 }
             }
             try? FileManager.default.removeItem(atPath: cluster.directory)

@@ -5,25 +5,31 @@ public import Foundation
 #endif
 
 extension Process {
-    /// Waits until the process has exited, for at most `limit`. One still running then is
-    /// killed (SIGKILL), waited for ten seconds more, and the answer is `false`: a child that
-    /// never exits fails its test instead of hanging the whole run. Read `terminationStatus`
-    /// only once `isRunning` is false.
+    /// Waits until the process, started by ``spawn()``, has exited, for at most `limit`. One
+    /// still running then is killed (SIGKILL), waited for ten seconds more, and the answer is
+    /// `false`: a child that never exits fails its test instead of hanging the whole run. Read
+    /// `terminationStatus` only once `isRunning` is false.
     @discardableResult
     public func waitUntilExit(within limit: Duration) -> Bool {
-        if waitForExit(until: .now + limit) { return true }
+        if waitForExit(limit) { return true }
         kill(processIdentifier, SIGKILL)
-        _ = waitForExit(until: .now + .seconds(10))
+        _ = waitForExit(.seconds(10))
         return false
     }
 
-    private func waitForExit(until deadline: ContinuousClock.Instant) -> Bool {
-        // Foundation reaps its children itself; `isRunning` turns false once it has.
-        while isRunning, ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.005)
+    /// Waits for the exit `spawn()` watches for (its termination handler), then for
+    /// Foundation to have reaped the child.
+    private func waitForExit(_ limit: Duration) -> Bool {
+        guard isRunning else {
+            forgetExitSignal()
+            return true
         }
-        guard !isRunning else { return false }
+        guard let exited = exitSignal() else { return false }
+        let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+        guard exited.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return false }
+        // The handler runs once Foundation has the exit status: this returns at once.
         waitUntilExit()
+        forgetExitSignal()
         return true
     }
 }

@@ -22,10 +22,33 @@ public func withSpawnLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T
     try spawning.withLock { _ throws(E) in try body() }
 }
 
+/// Signalled when each child started by `spawn()` exits, until its exit is waited for.
+private let exits = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
+
 extension Process {
-    /// `run()`, with no other child started, nor pipe made, meanwhile.
+    /// `run()`, with no other child started, nor pipe made, meanwhile. Its exit can then be
+    /// waited for with a deadline (``waitUntilExit(within:)``).
     public func spawn() throws {
-        try spawning.withLock { _ in try run() }
+        let exited = DispatchSemaphore(value: 0)
+        let key = ObjectIdentifier(self)
+        exits.withLock { $0[key] = exited }
+        terminationHandler = { _ in exited.signal() }
+        do {
+            try spawning.withLock { _ in try run() }
+        } catch {
+            exits.withLock { $0[key] = nil }
+            throw error
+        }
+    }
+
+    /// What is signalled when this child, started by `spawn()`, exits; `nil` for another.
+    func exitSignal() -> DispatchSemaphore? {
+        exits.withLock { $0[ObjectIdentifier(self)] }
+    }
+
+    /// Forgets the exit signal of this child, once its exit was seen.
+    func forgetExitSignal() {
+        exits.withLock { $0[ObjectIdentifier(self)] = nil }
     }
 }
 
