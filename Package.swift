@@ -46,6 +46,10 @@ let package = Package(
             name: "CZeroMQ",
             providers: [.apt(["libzmq3-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "ZeroMQ",
             dependencies: ["CZeroMQ"],
@@ -99,6 +103,7 @@ let package = Package(
         .target(
             name: "QuoteStoreSQLite",
             dependencies: [
+                "CSQLite",
                 "QuoteCore",
                 "QuoteStore",
                 "QuoteStoreCodec",

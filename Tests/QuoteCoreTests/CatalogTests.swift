@@ -31,6 +31,8 @@ struct CatalogTests {
             ("Oil Change", "Oil Change"), ("oil change", "Oil Change"), ("  OIL CHANGE\t", "Oil Change"),
             ("Équilibrage", "Équilibrage"), ("ÉQUILIBRAGE", "Équilibrage"), (" équilibrage", "Équilibrage"),
             ("wash", "wash"), ("WASH", "wash"),
+            // The ASCII neighbours of the capitals are kept as they are.
+            ("@Z[`a{", "@z[`a{"), ("@z[`A{", "@z[`a{"),
         ])
     func serviceInAnyCase(asked: String, found: String) throws {
         let catalog = try CatalogDocument(
@@ -39,6 +41,7 @@ struct CatalogTests {
                 .init(name: "Oil Change", minimumSkill: "junior", price: "35.00"),
                 .init(name: "Équilibrage", minimumSkill: "junior", price: "20.00"),
                 .init(name: "wash", minimumSkill: "junior", price: "5.00"),
+                .init(name: "@z[`a{", minimumSkill: "junior", price: "1.00"),
             ],
             mechanics: [.init(id: 1, name: "Ann", skill: "junior")]
         ).catalog()

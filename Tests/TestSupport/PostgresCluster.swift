@@ -80,6 +80,11 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Kills the server with SIGKILL, as a host's loss would: no shutdown, no checkpoint.
+    ///
+    /// Every process of it at once, not the postmaster alone: its children (a standby's WAL
+    /// receiver, which confirms the primary's commits) would otherwise live on until they
+    /// noticed, and could confirm one more. The postmaster is stopped first, so that it
+    /// starts no child meanwhile.
     public func crash() {
         guard
             let (pid, _) = server.withLock({ server in
@@ -87,7 +92,23 @@ public final class PostgresCluster: Sendable {
                 return server
             })
         else { return }
+        kill(pid, SIGSTOP)
+        for child in Self.children(of: pid) { kill(child, SIGKILL) }
         kill(pid, SIGKILL)
+    }
+
+    /// The processes whose parent is `pid`, from `/proc`.
+    private static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let child = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // `pid (comm) state ppid ...`: the name may hold spaces and parentheses.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid ? child : nil
+        }
     }
 
     /// Promotes this standby to primary (`pg_ctl promote -w`): it accepts writes once this returns.

@@ -204,13 +204,29 @@ public struct Catalog: Sendable {
 
     /// The normalised look-up key of a name or code.
     static func key(_ name: String) -> String {
-        let trimmed = name.trimmingPrefixAndSuffixSpaces()
+        var trimmed = name.trimmingPrefixAndSuffixSpaces()
         // Every service of every submission is looked up so: ASCII (the usual name) is lowered
-        // byte by byte, or kept when it has no capital, rather than through Unicode's tables.
-        let capitals = 0x41...0x5A as ClosedRange<UInt8>
-        guard trimmed.utf8.allSatisfy({ $0 < 0x80 }) else { return trimmed.lowercased() }
-        guard trimmed.utf8.contains(where: capitals.contains) else { return trimmed }
-        return String(decoding: trimmed.utf8.map { capitals.contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        // byte by byte over its contiguous bytes, or kept when it has no capital, rather than
+        // through Unicode's tables or `String.UTF8View`'s iterator.
+        var capitals = false
+        let ascii = trimmed.withUTF8 { bytes in
+            for byte in bytes {
+                if byte >= 0x80 { return false }
+                if byte &- 0x41 < 26 { capitals = true }
+            }
+            return true
+        }
+        guard ascii else { return trimmed.lowercased() }
+        guard capitals else { return trimmed }
+        return trimmed.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: bytes.count) { lowered in
+                for index in bytes.indices {
+                    let byte = bytes[index]
+                    lowered[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                }
+                return bytes.count
+            }
+        }
     }
 }
 
