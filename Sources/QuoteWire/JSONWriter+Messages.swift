@@ -16,6 +16,7 @@ extension JSONWriter {
     }
 
     /// `"name":` and the value `write` writes, skipped when `value` is absent.
+    @inline(__always)
     mutating func field<Value>(_ name: StaticString, _ value: Value?, _ write: (inout JSONWriter, Value) -> Void) {
         guard let value else { return }
         key(name)
@@ -39,10 +40,6 @@ extension JSONWriter {
         endObject()
     }
 
-    mutating func lines(_ values: [WireQuote.Line]) {
-        objects(values) { $0.line(name: $1.name, priceCents: $1.priceCents) }
-    }
-
     /// The members of a service line of a quote or a receipt.
     mutating func line(name: String, priceCents: Int64?) {
         field("name", name)
@@ -55,10 +52,23 @@ extension JSONWriter {
 
     mutating func mechanic(id: Int64, name: String, skill: String) {
         beginObject()
+        mechanicMembers(id: id, name: name, skill: skill)
+        endObject()
+    }
+
+    /// The members every mechanic has, in a quote, a roster or a catalog.
+    private mutating func mechanicMembers(id: Int64, name: String, skill: String) {
         field("id", id)
         field("name", name)
         field("skill", skill)
-        endObject()
+    }
+
+    /// The members of a catalog service, in a catalog or a list of services.
+    private mutating func service(name: String, minimumSkill: String, priceCents: Int64?, price: String?) {
+        field("name", name)
+        field("minimumSkill", minimumSkill)
+        field("priceCents", priceCents)
+        field("price", price)
     }
 
     mutating func pendingReasons(_ reasons: [PendingReason]) {
@@ -82,59 +92,22 @@ extension JSONWriter {
         endObject()
     }
 
-    mutating func quote(_ value: WireQuote) {
-        beginObject()
-        field("id", value.id)
-        field("state", value.state)
-        field("message", value.message)
-        key("customer")
-        customer(value.customer)
-        key("car")
-        car(value.car)
-        key("services")
-        lines(value.services)
-        field("preferredMechanic", value.preferredMechanic)
-        field("coupon", value.coupon)
-        field("currency", value.currency)
-        field("priceCents", value.priceCents)
-        field("price", value.price)
-        field("discountCents", value.discountCents)
-        field("manualPrice", value.manualPrice)
-        field("mechanic", value.mechanic) { $0.mechanic($1) }
-        if let receipt = value.receipt {
-            key("receipt")
-            beginObject()
-            key("lines")
-            lines(receipt.lines)
-            field("subtotalCents", receipt.subtotalCents)
-            field("coupon", receipt.coupon)
-            field("discountCents", receipt.discountCents)
-            field("totalCents", receipt.totalCents)
-            field("total", receipt.total)
-            key("mechanic")
-            mechanic(receipt.mechanic)
-            key("customer")
-            customer(receipt.customer)
-            field("completedAt", receipt.completedAt)
-            endObject()
-        }
-        field("pendingReasons", value.pendingReasons) { $0.pendingReasons($1) }
-        field("cancelledFrom", value.cancelledFrom)
-        field("waitingFor", value.waitingFor) { $0.mechanic($1) }
-        field("waitingSince", value.waitingSince)
-        field("submittedAt", value.submittedAt)
-        field("updatedAt", value.updatedAt)
-        field("submittedBy", value.submittedBy)
-        endObject()
-    }
-
     /// Writes a value already encoded as JSON, such as a quote shared by a reply and an event.
     mutating func raw(_ json: [UInt8]) {
         separator()
         json.withUnsafeBytes { output.append($0) }
     }
 
-    mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote? = nil) {
+    /// `[...]` of values already encoded as JSON.
+    private mutating func rawArray(_ values: ArraySlice<[UInt8]>) {
+        beginArray()
+        for json in values { raw(json) }
+        endArray()
+    }
+
+    /// An event whose quote, if it has one, is `encodedQuote`, already encoded (the event's own
+    /// `quote` is not read: quotes are written from the domain, or by `Codable`, never here).
+    mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote?) {
         beginObject()
         field("v", value.v)
         field("seq", value.seq)
@@ -147,16 +120,18 @@ extension JSONWriter {
         if let encodedQuote {
             key("quote")
             raw(encodedQuote.json)
-        } else if let quote = value.quote {
-            key("quote")
-            self.quote(quote)
         }
         field("mechanic", value.mechanic) { $0.mechanic($1) }
         field("catalogVersion", value.catalogVersion)
         endObject()
     }
 
-    mutating func reply(_ value: WireReply, quote encodedQuote: EncodedQuote? = nil) {
+    /// A reply whose `quote`, `quotes` and `events` are the JSON given, already encoded (the
+    /// reply's own fields of those names are not read).
+    mutating func reply(
+        _ value: WireReply, quote encodedQuote: EncodedQuote?, quotes: ArraySlice<[UInt8]>?,
+        events: ArraySlice<[UInt8]>?
+    ) {
         beginObject()
         field("v", value.v)
         if let id = value.id {
@@ -172,9 +147,6 @@ extension JSONWriter {
         if let encodedQuote {
             key("quote")
             raw(encodedQuote.json)
-        } else if let quote = value.quote {
-            key("quote")
-            self.quote(quote)
         }
         field("history", value.history) { writer, history in
             writer.objects(history) { writer, step in
@@ -189,18 +161,12 @@ extension JSONWriter {
         field("waitPosition", value.waitPosition)
         field("mechanic", value.mechanic) { $0.mechanic($1) }
         field("onDuty", value.onDuty)
-        field("quotes", value.quotes) { writer, quotes in
-            writer.beginArray()
-            for quote in quotes { writer.quote(quote) }
-            writer.endArray()
-        }
+        field("quotes", quotes) { $0.rawArray($1) }
         field("next", value.next)
         field("truncated", value.truncated)
         field("mechanics", value.mechanics) { writer, mechanics in
             writer.objects(mechanics) { writer, mechanic in
-                writer.field("id", mechanic.id)
-                writer.field("name", mechanic.name)
-                writer.field("skill", mechanic.skill)
+                writer.mechanicMembers(id: mechanic.id, name: mechanic.name, skill: mechanic.skill)
                 writer.field("busy", mechanic.busy)
                 writer.field("quoteId", mechanic.quoteId)
                 writer.field("freeSince", mechanic.freeSince)
@@ -208,19 +174,12 @@ extension JSONWriter {
             }
         }
         field("services", value.services) { writer, services in
-            writer.objects(services) { writer, service in
-                writer.field("name", service.name)
-                writer.field("minimumSkill", service.minimumSkill)
-                writer.field("priceCents", service.priceCents)
-                writer.field("price", service.price)
+            writer.objects(services) {
+                $0.service(name: $1.name, minimumSkill: $1.minimumSkill, priceCents: $1.priceCents, price: $1.price)
             }
         }
         field("counts", value.counts) { $0.counters($1.mapValues(Int64.init)) }
-        field("events", value.events) { writer, events in
-            writer.beginArray()
-            for event in events { writer.event(event) }
-            writer.endArray()
-        }
+        field("events", events) { $0.rawArray($1) }
         field("lastSeq", value.lastSeq)
         field("pong", value.pong)
         field("store", value.store)
@@ -238,19 +197,12 @@ extension JSONWriter {
         beginObject()
         field("currency", value.currency)
         field("services", value.services) { writer, services in
-            writer.objects(services) { writer, service in
-                writer.field("name", service.name)
-                writer.field("minimumSkill", service.minimumSkill)
-                writer.field("price", service.price)
-                writer.field("priceCents", service.priceCents)
+            writer.objects(services) {
+                $0.service(name: $1.name, minimumSkill: $1.minimumSkill, priceCents: $1.priceCents, price: $1.price)
             }
         }
         field("mechanics", value.mechanics) { writer, mechanics in
-            writer.objects(mechanics) { writer, mechanic in
-                writer.field("id", mechanic.id)
-                writer.field("name", mechanic.name)
-                writer.field("skill", mechanic.skill)
-            }
+            writer.objects(mechanics) { $0.mechanicMembers(id: $1.id, name: $1.name, skill: $1.skill) }
         }
         field("coupons", value.coupons) { writer, coupons in
             writer.objects(coupons) { writer, coupon in

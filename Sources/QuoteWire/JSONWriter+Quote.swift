@@ -2,13 +2,14 @@ import Foundation
 import QuoteCore
 
 extension JSONWriter {
-    /// Writes `quote` byte for byte as `quote(WireQuote(quote, currency: currency))` does,
-    /// straight from the domain value, and returns where its request part (customer to
-    /// coupon, with the comma before) lies in the output.
+    /// Writes `quote` as clients see it, `WireQuote(quote, currency: currency)`, straight from
+    /// the domain value, and returns where its request part (customer to coupon, with the comma
+    /// before) lies in the output. The only writer of a quote's layout: a test holds it to the
+    /// bytes `WireQuote`'s `Codable` conformance writes, for quotes in every state.
     ///
     /// Every write publishes its quotes, so this is the daemon's hottest writer: it does not
     /// build a `WireQuote` first (twenty fields copied out, two arrays allocated, all released
-    /// after). A test holds the two writers to the same bytes for quotes in every state.
+    /// after).
     ///
     /// With `requestFrom`, the bytes of that part for a quote with the same request, the part
     /// is copied rather than written again: a submission publishes its quote twice

@@ -154,32 +154,16 @@ struct JSONWriter: ~Copyable {
     // Convenience: a key and its value, skipped when the value is absent.
 
     mutating func field(_ name: StaticString, _ value: String?) {
-        guard let value else { return }
-        key(name)
-        string(value)
+        field(name, value) { $0.string($1) }
     }
 
-    mutating func field(_ name: StaticString, _ value: Int64?) {
-        guard let value else { return }
-        key(name)
-        int(value)
-    }
+    mutating func field(_ name: StaticString, _ value: Int64?) { field(name, value) { $0.int($1) } }
 
-    mutating func field(_ name: StaticString, _ value: Int?) {
-        field(name, value.map(Int64.init))
-    }
+    mutating func field(_ name: StaticString, _ value: Int?) { field(name, value.map(Int64.init)) }
 
-    mutating func field(_ name: StaticString, _ value: Bool?) {
-        guard let value else { return }
-        key(name)
-        bool(value)
-    }
+    mutating func field(_ name: StaticString, _ value: Bool?) { field(name, value) { $0.bool($1) } }
 
-    mutating func field(_ name: StaticString, _ value: Date?) {
-        guard let value else { return }
-        key(name)
-        date(value)
-    }
+    mutating func field(_ name: StaticString, _ value: Date?) { field(name, value) { $0.date($1) } }
 
     /// Before a value: a comma if its container already has one (none at the top level).
     @inline(__always) mutating func separator() {

@@ -115,11 +115,11 @@ public struct ReplyEncoder {
             }
             return (codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency)), nil)
         case .quotes(let quotes, let limit):
-            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
-            let body = page(quotes, reply, measure: measure) { reply, page in
-                reply.quotes = page.map { WireQuote($0, currency: currency) }
-                if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
-            }
+            let body = page(
+                quotes, reply, as: .quotes, encode: { encodeQuote($0, currency: currency) },
+                fill: { reply, page in
+                    if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
+                })
             return (body, nil)
         case .mechanics(let states):
             let body = page(states, reply) { reply, page in
@@ -153,17 +153,13 @@ public struct ReplyEncoder {
             reply.mechanicCounts = ["busy": state.busy, "free": state.free, "offDuty": state.offDuty]
             reply.activity = activity()
         case .waiting(let quotes, let truncated):
-            let measure = { (quote: Quote) in codec.encodeQuote(quote, currency: currency).json.count }
-            let body = page(quotes, reply, truncated: truncated, measure: measure) { reply, page in
-                reply.quotes = page.map { WireQuote($0, currency: currency) }
-            }
+            let body = page(
+                quotes, reply, truncated: truncated, as: .quotes, encode: { encodeQuote($0, currency: currency) })
             return (body, nil)
         case .events(let events, let lastSeq, let truncated):
             reply.lastSeq = lastSeq
-            let measure = { (event: StoredEvent) in codec.encode(WireEvent(event, currency: currency)).count }
-            let body = page(events, reply, truncated: truncated, measure: measure) { reply, page in
-                reply.events = page.map { WireEvent($0, currency: currency) }
-            }
+            let body = page(
+                events, reply, truncated: truncated, as: .events, encode: { encode($0, currency: currency) })
             return (body, nil)
         case .pong(let store):
             reply.pong = true
@@ -191,36 +187,68 @@ public struct ReplyEncoder {
 
     /// `reply` with as many of `items` as fit in the reply budget, set by `fill`; marked
     /// `truncated` when some were left out (or the store read fewer than asked, `truncated`).
-    /// With `measure` (an item's encoded size), items are counted in until the budget is
-    /// reached, so the work is about twice the budget however many rows were read; each
-    /// further try cuts the page in proportion to its excess.
+    /// Each further try cuts the page in proportion to its excess.
     private func page<Item>(
-        _ items: [Item], _ reply: WireReply, truncated: Bool = false, measure: ((Item) -> Int)? = nil,
+        _ items: [Item], _ reply: WireReply, truncated: Bool = false,
         _ fill: (inout WireReply, ArraySlice<Item>) -> Void
     ) -> [UInt8] {
-        let budget = maxReplyBytes
-        var count = items.count
-        if let measure {
-            // The reply's own fields (id, lastSeq, next) fit in what is kept aside.
-            var total = 1_024
-            count = 0
-            for item in items {
-                total += measure(item) + 1
-                guard total <= budget else { break }
-                count += 1
+        page(items.count, reply, truncated: truncated) { reply, count in
+            fill(&reply, items[..<count])
+            return codec.encode(reply)
+        }
+    }
+
+    /// The reply's list whose items are written ahead of it.
+    private enum EncodedList { case quotes, events }
+
+    /// `reply` with as many of `items` as fit in the reply budget as its `list`, each written
+    /// once by `encode` (as far as the budget reaches: the work is about twice the budget
+    /// however many rows were read), the rest of the reply set by `fill`; marked as the other
+    /// `page` marks its replies.
+    private func page<Item>(
+        _ items: [Item], _ reply: WireReply, truncated: Bool = false, as list: EncodedList,
+        encode: (Item) -> [UInt8], fill: (inout WireReply, ArraySlice<Item>) -> Void = { _, _ in }
+    ) -> [UInt8] {
+        // The reply's own fields (id, lastSeq, next) fit in what is kept aside.
+        var total = 1_024
+        var encoded: [[UInt8]] = []
+        for item in items {
+            let json = encode(item)
+            total += json.count + 1
+            // One item at least, however large (each is bounded by the request limits), so
+            // that a page always moves its reader on.
+            guard total <= maxReplyBytes || encoded.isEmpty else { break }
+            encoded.append(json)
+        }
+        return page(encoded.count, reply, truncated: truncated || encoded.count < items.count) { reply, count in
+            fill(&reply, items[..<count])
+            let page = encoded[..<count]
+            return switch list {
+            case .quotes: codec.encode(reply, quote: nil, quotes: page, events: nil)
+            case .events: codec.encode(reply, quote: nil, quotes: nil, events: page)
             }
         }
-        // One item at least, however large (each is bounded by the request limits), so that
-        // a page always moves its reader on.
-        count = max(count, min(1, items.count))
+    }
+
+    /// The first `available` items' reply (`write` makes the reply of the first `count`), with
+    /// as many as fit in the budget: one at least.
+    private func page(
+        _ available: Int, _ reply: WireReply, truncated: Bool, write: (inout WireReply, Int) -> [UInt8]
+    ) -> [UInt8] {
+        let budget = maxReplyBytes
+        var count = available
         while true {
             var attempt = reply
-            fill(&attempt, items[..<count])
-            if truncated || count < items.count { attempt.truncated = true }
-            let bytes = codec.encode(attempt)
+            if truncated || count < available { attempt.truncated = true }
+            let bytes = write(&attempt, count)
             guard bytes.count > budget, count > 1 else { return bytes }
             count = max(1, min(count - 1, count * (budget - budget / 8) / bytes.count))
         }
+    }
+
+    /// `quote`'s JSON as the daemon writes every quote it sends.
+    private func encodeQuote(_ quote: Quote, currency: Currency) -> [UInt8] {
+        codec.encodeQuote(quote, currency: currency).json
     }
 
     // MARK: Events
@@ -249,17 +277,23 @@ public struct ReplyEncoder {
     /// Events read from the log (other daemons'), each as `[topic, body]` by its seq, their
     /// amounts in `currency`.
     public func encodeLogged(_ events: [StoredEvent], currency: Currency) -> [(seq: Int64, message: [[UInt8]])] {
-        events.map { event in
-            (event.seq, [Array(event.type.utf8), codec.encode(WireEvent(event, currency: currency))])
-        }
+        events.map { event in (event.seq, [Array(event.type.utf8), encode(event, currency: currency)]) }
+    }
+
+    /// An event's body, its quote (if it has one) written from the domain.
+    private func encode(_ event: StoredEvent, currency: Currency) -> [UInt8] {
+        encode(event, currency: currency, final: nil, encodedAs: nil)
     }
 
     /// An event's body; a quote event showing the write's `final` state reuses its JSON.
     private func encode(
         _ event: StoredEvent, currency: Currency, final: Quote?, encodedAs finalJSON: EncodedQuote?
     ) -> [UInt8] {
-        guard let quote = event.quote, let final, let finalJSON else {
-            return codec.encode(WireEvent(event, currency: currency))
+        guard let quote = event.quote else { return codec.encode(WireEvent(event, currency: currency)) }
+        guard let final, let finalJSON else {
+            return codec.encode(
+                WireEvent(event, currency: currency, withQuote: false),
+                quote: codec.encodeQuote(quote, currency: currency))
         }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.

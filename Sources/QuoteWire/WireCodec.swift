@@ -11,6 +11,8 @@ public struct WireCodec {
     /// Creates a codec; dates are RFC 3339 with milliseconds, in UTC.
     public init() {
         encoder = JSONEncoder()
+        // Sorted: Foundation's encoder keeps no order of its own, and a frame is the same
+        // bytes every time it is written.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -48,31 +50,35 @@ public struct WireCodec {
         try decoder.decode(type, from: Data(bytes))
     }
 
-    /// Encodes a reply frame (hand-written JSON, no `JSONEncoder` on the hot path).
+    /// Encodes a reply frame (hand-written JSON, no `JSONEncoder` on the hot path). Quotes in
+    /// it (`quote`, `quotes`, the `events`' quotes) are written by their `Codable`
+    /// conformance: a client re-encoding what it decoded; the daemon writes its quotes from
+    /// the domain (``encodeQuote(_:currency:sharingRequestWith:)``).
     public func encode(_ reply: WireReply) -> [UInt8] {
-        var writer = JSONWriter(dates: dates)
-        writer.reply(reply)
-        return writer.bytes
+        encode(
+            reply, quote: reply.quote.map(encodeQuote),
+            quotes: reply.quotes.map { ArraySlice($0.map { encodeQuote($0).json }) },
+            events: reply.events.map { ArraySlice($0.map { encode($0) }) })
     }
 
-    /// Encodes an event body frame (hand-written JSON, no `JSONEncoder` on the hot path).
+    /// Encodes an event body frame (hand-written JSON, no `JSONEncoder` on the hot path); its
+    /// quote, if any, as ``encode(_:)-(WireReply)`` writes quotes.
     public func encode(_ event: WireEvent) -> [UInt8] {
         var writer = JSONWriter(dates: dates)
-        writer.event(event)
+        writer.event(event, quote: event.quote.map(encodeQuote))
         return writer.bytes
     }
 
-    /// Encodes a quote's JSON once, for a reply and an event that carry the same quote
-    /// (``encode(_:quote:)-(WireReply,_)``, ``encode(_:quote:)-(WireEvent,_)``): a write's reply
-    /// shows the state its last quote event announces, and the quote is most of either's bytes.
+    /// Encodes a quote as clients decoded it, by its `Codable` conformance (its keys
+    /// sorted), for a frame that carries it (``encode(_:quote:)-(WireReply,_)``,
+    /// ``encode(_:quote:)-(WireEvent,_)``).
     public func encodeQuote(_ quote: WireQuote) -> EncodedQuote {
-        var writer = JSONWriter(capacity: 768, dates: dates)
-        writer.quote(quote)
-        return EncodedQuote(json: writer.bytes)
+        EncodedQuote(json: encode(quote))
     }
 
-    /// Encodes `quote` as ``encodeQuote(_:)-(WireQuote)`` encodes `WireQuote(quote, currency:
-    /// currency)`, without building the wire value (the daemon's path for every write).
+    /// Encodes `quote` as clients see it (``WireQuote``), written straight from the domain
+    /// value: the daemon's path for every quote it sends. A write's reply and the event that
+    /// announces its final state share it: the quote is most of either's bytes.
     ///
     /// With `sibling`, the JSON of a quote whose `request` is the same (`==`), such as the
     /// submitted and priced states of one submission, the customer, car, services, mechanic
@@ -89,8 +95,19 @@ public struct WireCodec {
     /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
     /// `quote` field is not read).
     public func encode(_ reply: WireReply, quote: EncodedQuote) -> [UInt8] {
-        var writer = JSONWriter(capacity: quote.json.count + 128, dates: dates)
-        writer.reply(reply, quote: quote)
+        encode(reply, quote: quote, quotes: nil, events: nil)
+    }
+
+    /// Encodes a reply frame whose `quote`, `quotes` and `events` are the JSON given (the
+    /// reply's own fields of those names are not read).
+    func encode(
+        _ reply: WireReply, quote: EncodedQuote?, quotes: ArraySlice<[UInt8]>?, events: ArraySlice<[UInt8]>?
+    ) -> [UInt8] {
+        let parts =
+            (quote?.json.count ?? 0) + (quotes?.reduce(0) { $0 + $1.count + 1 } ?? 0)
+            + (events?.reduce(0) { $0 + $1.count + 1 } ?? 0)
+        var writer = JSONWriter(capacity: parts + 256, dates: dates)
+        writer.reply(reply, quote: quote, quotes: quotes, events: events)
         return writer.bytes
     }
 
@@ -113,8 +130,8 @@ public struct WireCodec {
     }
 }
 
-/// A quote's JSON object, encoded once by ``WireCodec/encodeQuote(_:)`` and spliced into every
-/// frame that carries it.
+/// A quote's JSON object, encoded once (``WireCodec/encodeQuote(_:currency:sharingRequestWith:)``)
+/// and spliced into every frame that carries it.
 public struct EncodedQuote: Sendable, Hashable {
     /// The JSON object's bytes.
     public let json: [UInt8]

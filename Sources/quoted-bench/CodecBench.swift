@@ -61,11 +61,12 @@ struct CodecBench: ParsableCommand {
         // writes it for `complete` (the event body carries the same quote).
         guard let joe = Catalog.standard.mechanic(named: "Joe Murphy") else { throw ValidationError("no Joe Murphy") }
         let completed = try quote.booked(with: joe, at: Date()).completed(at: Date())
-        var reply = WireReply.success(.string("bench-1"))
-        reply.quote = WireQuote(completed)
+        let reply = WireReply.success(.string("bench-1"))
         var replyBytes = 0
         let encodeReply = clock.measure {
-            for _ in 0..<count { replyBytes = codec.encode(reply).count }
+            for _ in 0..<count {
+                replyBytes = codec.encode(reply, quote: codec.encodeQuote(completed, currency: .usd)).count
+            }
         }
         print(
             String(
