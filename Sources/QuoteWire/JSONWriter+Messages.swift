@@ -1,5 +1,6 @@
 import Foundation
 import QuoteCore
+import QuoteStore
 
 // The protocol's values, as docs/protocol.md lays them out.
 
@@ -108,21 +109,48 @@ extension JSONWriter {
     /// An event whose quote, if it has one, is `encodedQuote`, already encoded (the event's own
     /// `quote` is not read: quotes are written from the domain, or by `Codable`, never here).
     mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote?) {
-        beginObject()
-        field("v", value.v)
-        field("seq", value.seq)
-        field("type", value.type)
-        field("at", value.at)
-        field("quoteId", value.quoteId)
-        field("from", value.from)
-        field("to", value.to)
-        field("by", value.by)
-        if let encodedQuote {
-            key("quote")
-            raw(encodedQuote.json)
+        event(
+            v: Int64(value.v), seq: value.seq, type: value.type, at: value.at, quoteId: value.quoteId, from: value.from,
+            to: value.to,
+            by: value.by, quote: encodedQuote, catalogVersion: value.catalogVersion
+        ) { writer in
+            writer.field("mechanic", value.mechanic) { $0.mechanic($1) }
         }
-        field("mechanic", value.mechanic) { $0.mechanic($1) }
-        field("catalogVersion", value.catalogVersion)
+    }
+
+    /// `event` as ``WireEvent/init(_:currency:withQuote:)`` shows it, written straight from the
+    /// log (no `WireEvent` built: two are published for every write), its quote
+    /// `encodedQuote`.
+    mutating func event(_ event: StoredEvent, quote encodedQuote: EncodedQuote?) {
+        let members = WireEvent.Members(event.kind)
+        self.event(
+            v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: members.quoteId, from: members.from,
+            to: members.to, by: event.by, quote: encodedQuote, catalogVersion: members.catalogVersion
+        ) { writer in
+            writer.field("mechanic", members.mechanic) { $0.mechanic($1) }
+        }
+    }
+
+    /// An event's layout, the one place that writes it; `mechanic` writes its mechanic.
+    private mutating func event(
+        v: Int64, seq: Int64, type: String, at: Date, quoteId: Int64?, from: String?, to: String?, by: String?,
+        quote: EncodedQuote?, catalogVersion: Int64?, mechanic: (inout JSONWriter) -> Void
+    ) {
+        beginObject()
+        field("v", v)
+        field("seq", seq)
+        field("type", type)
+        field("at", at)
+        field("quoteId", quoteId)
+        field("from", from)
+        field("to", to)
+        field("by", by)
+        if let quote {
+            key("quote")
+            raw(quote.json)
+        }
+        mechanic(&self)
+        field("catalogVersion", catalogVersion)
         endObject()
     }
 

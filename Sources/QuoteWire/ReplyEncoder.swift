@@ -289,11 +289,9 @@ public struct ReplyEncoder {
     private func encode(
         _ event: StoredEvent, currency: Currency, final: Quote?, encodedAs finalJSON: EncodedQuote?
     ) -> [UInt8] {
-        guard let quote = event.quote else { return codec.encode(WireEvent(event, currency: currency)) }
+        guard let quote = event.quote else { return codec.encode(event, quote: nil) }
         guard let final, let finalJSON else {
-            return codec.encode(
-                WireEvent(event, currency: currency, withQuote: false),
-                quote: codec.encodeQuote(quote, currency: currency))
+            return codec.encode(event, quote: codec.encodeQuote(quote, currency: currency))
         }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
@@ -305,6 +303,6 @@ public struct ReplyEncoder {
         } else {
             encoded = codec.encodeQuote(quote, currency: currency)
         }
-        return codec.encode(WireEvent(event, currency: currency, withQuote: false), quote: encoded)
+        return codec.encode(event, quote: encoded)
     }
 }

@@ -77,7 +77,7 @@ public struct RequestDecoder {
     private func decode(_ frames: [[UInt8]], userId: String?, catalog: Catalog, at now: Date) -> Decoded {
         let envelope: [[UInt8]]
         let body: [UInt8]
-        if let delimiter = frames.dropFirst().firstIndex(where: \.isEmpty) {
+        if let delimiter = frames.dropFirst().firstIndex(where: { $0.isEmpty }) {
             // Identities are at most 255 bytes (ZMQ_ROUTING_ID), and no broker path is
             // deeper than a few hops: a larger envelope is not answered (it would be copied
             // into the reply) and is dropped.

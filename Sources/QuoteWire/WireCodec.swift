@@ -1,5 +1,6 @@
 import Foundation
 public import QuoteCore
+import QuoteStore
 
 /// Encodes and decodes protocol frames. One codec per thread: it reuses its coders.
 public struct WireCodec {
@@ -115,6 +116,14 @@ public struct WireCodec {
     /// `quote` field is not read).
     public func encode(_ event: WireEvent, quote: EncodedQuote) -> [UInt8] {
         var writer = JSONWriter(capacity: quote.json.count + 160, dates: dates)
+        writer.event(event, quote: quote)
+        return writer.bytes
+    }
+
+    /// Encodes `event` as it is published, straight from the log, with its quote `quote`
+    /// (encoded from the domain; `nil` for an event without one).
+    func encode(_ event: StoredEvent, quote: EncodedQuote?) -> [UInt8] {
+        var writer = JSONWriter(capacity: (quote?.json.count ?? 0) + 192, dates: dates)
         writer.event(event, quote: quote)
         return writer.bytes
     }

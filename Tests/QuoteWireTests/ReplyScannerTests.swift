@@ -49,7 +49,8 @@ struct ReplyScannerTests {
     func event() throws {
         let quote = try quote
         let event = StoredEvent(seq: 3, at: Date(), kind: .quote(from: nil, quote: quote), by: nil)
-        let scanner = ReplyScanner(bytes: codec.encode(WireEvent(event, currency: .usd)))
+        let logged = ReplyEncoder(maxReplyBytes: 1 << 20).encodeLogged([event], currency: .usd)
+        let scanner = ReplyScanner(bytes: try #require(logged.first?.message.last))
         #expect(scanner.eventQuoteID == 42)
     }
 }

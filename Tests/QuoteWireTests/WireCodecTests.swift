@@ -1,6 +1,7 @@
 import Foundation
 import QuoteCore
 import QuoteRules
+import QuoteStore
 import QuoteWire
 import Testing
 
@@ -120,6 +121,38 @@ struct WireCodecTests {
             var whole = event
             whole.quote = WireQuote(quote)
             #expect(try codec.decode(WireEvent.self, from: codec.encode(event, quote: direct)) == whole)
+        }
+    }
+
+    @Test("every kind of event, written straight from the log, is the JSON of its wire value")
+    func loggedEventsOfEveryKind() throws {
+        let codec = WireCodec()
+        let joe = try #require(Catalog.standard.mechanic(named: "Joe Murphy"))
+        let steve = try #require(Catalog.standard.mechanics.first { $0.id != joe.id })
+        let booked = try #require(try Self.quotesInEveryState().first { $0.status == .booked })
+        let kinds: [StoredEvent.Kind] = [
+            .quote(from: nil, quote: try Self.quote(completed: false)),
+            .quote(from: .booked, quote: try Self.quote(completed: true)),
+            .quoteReassigned(from: steve, quote: booked),
+            .mechanicBusy(joe, quote: booked.id), .mechanicFree(joe, quote: booked.id),
+            .mechanicDuty(joe, onDuty: true), .mechanicDuty(joe, onDuty: false),
+            .roster(joe, change: .added), .roster(joe, change: .updated(from: .junior)), .roster(joe, change: .retired),
+            .catalogApplied(version: 7),
+        ]
+        let events = kinds.enumerated().flatMap { index, kind in
+            [nil, "support-1"].map { StoredEvent(seq: Int64(index) + 1, at: Self.now, kind: kind, by: $0) }
+        }
+        let logged = ReplyEncoder(maxReplyBytes: 1 << 20).encodeLogged(events, currency: .usd)
+        #expect(logged.count == events.count)
+        for (event, (seq, message)) in zip(events, logged) {
+            let expected = WireEvent(event, currency: .usd)
+            #expect(seq == event.seq)
+            #expect(message.first == Array(event.type.utf8))
+            let body = try #require(message.last)
+            #expect(try codec.decode(WireEvent.self, from: body) == expected, "\(event.type)")
+            let written = try JSONSerialization.jsonObject(with: Data(body)) as? NSDictionary
+            let asWire = try JSONSerialization.jsonObject(with: Data(codec.encode(expected))) as? NSDictionary
+            #expect(written != nil && written == asWire, "\(event.type)")
         }
     }
 
