@@ -154,7 +154,9 @@ public struct Rulebook: Sendable {
         for admission in admitted {
             switch admission {
             case .write:
-                guard let result = nextWrite.next() else { preconditionFailure("a write was not answered") }
+                guard let result = nextWrite.next() else {
+                    throw StoreError(.database, "integrity: the store answered fewer writes than it was given")
+                }
                 results.append(result)
             case .replay(let read, let refusal):
                 let answer = try await answer(read, catalog: catalog, from: store, maximumRows: 1)

@@ -143,6 +143,31 @@ struct QuoteBuilderTests {
         #expect(request.services.map(\.name) == ["Brake Inspection", "Oil Change"])
     }
 
+    @Test(
+        "a submission's services, repeated in any case or blank, count as adding them one by one does",
+        arguments: [
+            ["Oil Change", "oil change"], ["Oil Change", " ", "Brake Inspection", " "], ["Oil Change"],
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "A"],
+            ["a", "b", "c", "d", "e", "f", "g", "h", "", "", "Oil Change", "OIL CHANGE "],
+        ])
+    func submittedServices(names: [String]) {
+        let submitted = QuoteBuilder(
+            Submission(
+                customer: .init(name: "Reza", email: "reza@example.com", address: "Here"),
+                car: .init(make: "Ford", model: "Ka", year: 2010, trim: "S"), services: names))
+        var oneByOne = QuoteBuilder()
+        oneByOne.setCustomer(name: "Reza", email: "reza@example.com", address: "Here")
+        oneByOne.setCar(make: "Ford", model: "Ka", year: 2010, trim: "S")
+        for name in names { oneByOne.addService(name) }
+        #expect(
+            submitted.problems(in: Fixtures.catalog, at: Fixtures.now)
+                == oneByOne.problems(in: Fixtures.catalog, at: Fixtures.now))
+        #expect(
+            (try? submitted.build(in: Fixtures.catalog, at: Fixtures.now))
+                == (try? oneByOne.build(in: Fixtures.catalog, at: Fixtures.now)))
+    }
+
     @Test("the order of the builder's steps does not change the outcome")
     func orderIndependence() async {
         enum Step: CaseIterable, Sendable { case customer, car, service1, service2, mechanic, coupon }

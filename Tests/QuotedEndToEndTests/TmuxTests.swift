@@ -49,9 +49,11 @@ struct TmuxTests {
         }
         let coloured = try tmux.capture(pane: "watch:0.0", escapes: true)
         #expect(coloured.contains("\u{1B}["), "a terminal gets colour")
-        let worker = try tmux.capture(pane: "watch:0.1", escapes: false, history: true)
-        #expect(worker.contains("Your appointment has been booked with Joe Murphy."))
-        #expect(worker.contains("Receipt for John Lee"))
+        // The watcher can show the completion's events before `quotectl complete`, in the other
+        // pane, has printed its reply: wait for that.
+        let worker = tmux.waitFor(pane: "watch:0.1", history: true) { $0.contains("Receipt for John Lee") }
+        #expect(worker?.contains("Your appointment has been booked with Joe Murphy.") == true, "\(worker ?? "")")
+        #expect(worker != nil, "the worker pane never showed the receipt")
     }
 
     /// Replaces what changes from run to run (times, ports) with placeholders.
@@ -153,12 +155,14 @@ final class Tmux {
         try run(["capture-pane", "-p", "-J", "-t", pane] + (escapes ? ["-e"] : []) + (history ? ["-S", "-"] : []))
     }
 
-    /// Polls the pane's screen until `condition` holds (tmux offers no change notification a
-    /// test can wait on); returns the screen, or `nil` after 30 s.
-    func waitFor(pane: String, _ condition: (String) -> Bool) -> String? {
+    /// Polls the pane's screen (with `history`, all it has shown) until `condition` holds
+    /// (tmux offers no change notification a test can wait on); returns it, or `nil` after 30 s.
+    func waitFor(pane: String, history: Bool = false, _ condition: (String) -> Bool) -> String? {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            if let screen = try? capture(pane: pane, escapes: false), condition(screen) { return screen }
+            if let screen = try? capture(pane: pane, escapes: false, history: history), condition(screen) {
+                return screen
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
         return nil

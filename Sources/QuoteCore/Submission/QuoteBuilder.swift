@@ -29,7 +29,15 @@ public struct QuoteBuilder: Sendable, Hashable {
         car = submission.car
         if let names = submission.services {
             servicesGiven = true
-            for name in names { addService(name) }
+            // Usually each name once: the client's array is kept as it is, and the keys made in
+            // one array, rather than both grown a name at a time.
+            let keys = names.map(Catalog.key)
+            if Self.eachOnce(keys) {
+                services = names
+                serviceKeys = keys
+            } else {
+                for name in names { addService(name) }
+            }
         }
         mechanic = submission.mechanic
         coupon = submission.coupon
@@ -43,6 +51,18 @@ public struct QuoteBuilder: Sendable, Hashable {
     /// Sets the car.
     public mutating func setCar(make: String?, model: String?, year: Int? = nil, trim: String? = nil) {
         car = .init(make: make, model: model, year: year, trim: trim)
+    }
+
+    /// Whether no key but the empty one (a blank name, refused later) is there twice.
+    private static func eachOnce(_ keys: [String]) -> Bool {
+        guard keys.count > 8 else {
+            for index in keys.indices where !keys[index].isEmpty {
+                if keys[..<index].contains(keys[index]) { return false }
+            }
+            return true
+        }
+        var seen = Set<String>(minimumCapacity: keys.count)
+        return keys.allSatisfy { $0.isEmpty || seen.insert($0).inserted }
     }
 
     /// Adds a service by name; adding one already there (in any case) changes nothing.
