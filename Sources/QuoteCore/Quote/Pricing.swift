@@ -45,9 +45,9 @@ public struct Pricing: Hashable, Sendable, Codable {
     /// trapped, when a line is in another currency (the catalog's changed since the request
     /// was made) or a sum is out of range.
     public static func automatic(for request: QuoteRequest, currency: Currency) throws(QuoteError) -> Pricing {
-        let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
+        let lines = catalogLines(of: request)
         do {
-            let subtotal = try lines.map { $0.price }.sum(in: currency)
+            let subtotal = try lines.lazy.map { $0.price }.sum(in: currency)
             let discount = try request.coupon?.discount(on: subtotal) ?? .zero(currency)
             return Pricing(
                 lines: lines, subtotal: subtotal, coupon: request.coupon?.code, discount: discount,
@@ -57,12 +57,22 @@ public struct Pricing: Hashable, Sendable, Codable {
         }
     }
 
+    /// The request's catalog services, each a line at its catalog price (one array, made once).
+    private static func catalogLines(of request: QuoteRequest) -> [LineItem] {
+        var lines: [LineItem] = []
+        lines.reserveCapacity(request.services.count)
+        for service in request.services {
+            if let listed = service.listed { lines.append(LineItem(service: listed.name, price: listed.price)) }
+        }
+        return lines
+    }
+
     /// A total set by support; the catalog lines are kept for reference, with no discount.
     public static func manual(_ total: Money, for request: QuoteRequest) throws(QuoteError) -> Pricing {
-        let lines = request.listedServices.map { LineItem(service: $0.name, price: $0.price) }
+        let lines = catalogLines(of: request)
         do {
             return Pricing(
-                lines: lines, subtotal: try lines.map { $0.price }.sum(in: total.currency), coupon: nil,
+                lines: lines, subtotal: try lines.lazy.map { $0.price }.sum(in: total.currency), coupon: nil,
                 discount: .zero(total.currency), total: total, isManual: true)
         } catch {
             throw QuoteError(error)

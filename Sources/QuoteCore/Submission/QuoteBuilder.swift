@@ -162,6 +162,7 @@ public struct QuoteBuilder: Sendable, Hashable {
         }
 
         var requested: [RequestedService] = []
+        requested.reserveCapacity(min(services.count, QuoteLimits.maximumServices))
         if services.isEmpty {
             problems.append(
                 Problem(
