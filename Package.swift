@@ -55,6 +55,11 @@ let package = Package(
             dependencies: ["CZeroMQ"],
             swiftSettings: swiftSettings
         ),
+        // The threads quoted owns and how work reaches them.
+        .target(
+            name: "Threads",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Domain
         .target(
@@ -107,6 +112,7 @@ let package = Package(
                 "QuoteCore",
                 "QuoteStore",
                 "QuoteStoreCodec",
+                "Threads",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -125,6 +131,7 @@ let package = Package(
                 "QuoteWire",
                 "QuoteStore",
                 "QuoteRules",
+                "Threads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -162,7 +169,7 @@ let package = Package(
         // MARK: Client
         .target(
             name: "QuoteClient",
-            dependencies: ["ZeroMQ", "QuoteCore", "QuoteWire"],
+            dependencies: ["ZeroMQ", "QuoteCore", "QuoteWire", "Threads"],
             swiftSettings: swiftSettings
         ),
 
@@ -239,6 +246,11 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["QuoteCore", "QuoteRules", "QuoteStore"],
             path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ThreadsTests",
+            dependencies: ["Threads"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Threads
 import ZeroMQ
 
 /// The one thread that owns a ``Quoted``'s ZeroMQ context and DEALER socket (a socket never
@@ -8,20 +9,14 @@ import ZeroMQ
 final class ClientThread: Sendable {
     typealias Job = @Sendable (borrowing CommandClient) -> Void
 
-    private struct Queue {
-        var jobs: [Job] = []
-        var stopping = false
-    }
-
-    private let queue = Mutex(Queue())
-    private let available = DispatchSemaphore(value: 0)
+    private let jobs = JobQueue<Job>()
 
     /// Starts the thread, which makes its client with `connect`; throws what that threw.
     init(name: String, connect: @escaping @Sendable (Context) throws(QuotedError) -> CommandClient) throws(QuotedError)
     {
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<QuotedError?>(nil)
-        let thread = Thread { [self] in
+        let thread = Thread { [jobs] in
             let context: Context
             let client: CommandClient
             do {
@@ -39,7 +34,9 @@ final class ClientThread: Sendable {
                 return
             }
             started.signal()
-            work(client)
+            while let taken = jobs.take() {
+                for job in taken { job(client) }
+            }
             _ = consume client
             _ = context
         }
@@ -49,46 +46,25 @@ final class ClientThread: Sendable {
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
-    private func work(_ client: borrowing CommandClient) {
-        while true {
-            available.wait()
-            let (jobs, stop) = queue.withLock { queue in
-                defer { queue.jobs = [] }
-                return (queue.jobs, queue.stopping)
-            }
-            for job in jobs { job(client) }
-            if stop { return }
-        }
-    }
-
     /// Runs `body` with the client, on the thread, and returns what it returned.
     func run<T: Sendable>(_ body: @escaping @Sendable (borrowing CommandClient) throws(QuotedError) -> T)
         async throws(QuotedError) -> T
     {
         let result: Result<T, QuotedError> = await withCheckedContinuation { continuation in
-            let accepted = queue.withLock { queue in
-                guard !queue.stopping else { return false }
-                queue.jobs.append { client in
-                    do throws(QuotedError) {
-                        continuation.resume(returning: .success(try body(client)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
+            let accepted = jobs.push { client in
+                do throws(QuotedError) {
+                    continuation.resume(returning: .success(try body(client)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
                 }
-                return true
             }
-            if accepted {
-                available.signal()
-            } else {
-                continuation.resume(returning: .failure(QuotedError(.usage, "the client is closed")))
-            }
+            if !accepted { continuation.resume(returning: .failure(QuotedError(.usage, "the client is closed"))) }
         }
         return try result.get()
     }
 
     /// Ends the thread after the jobs queued so far; its socket and context close with it.
     func stop() {
-        queue.withLock { $0.stopping = true }
-        available.signal()
+        jobs.stop()
     }
 }

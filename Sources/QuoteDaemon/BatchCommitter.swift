@@ -4,6 +4,7 @@ import QuoteCore
 public import QuoteRules
 public import QuoteStore
 import Synchronization
+import Threads
 
 /// The middle stage, where the store is used: it commits one `RequestBatch` after another,
 /// all of a batch's writes in one transaction (group commit) through the `Rulebook`, then
@@ -14,7 +15,7 @@ import Synchronization
 /// into it as it arrives (``receive(_:)``) while ``run()`` commits the batch before; when that
 /// commit is done, the loop swaps the received batch out and starts on it at once, so that it
 /// never waits for the I/O thread. Committed batches queue up, in order, for the I/O thread to
-/// take (``takeCommitted()``); a byte on a ``WakePipe`` whose read end, ``readyDescriptor``, the
+/// take (``takeCommitted()``); a byte on a `WakePipe` (`Threads`) whose read end, ``readyDescriptor``, the
 /// I/O thread polls beside its sockets says there is something to take. No socket ever comes
 /// here. `Ticket` is whatever the receiving side needs to answer a request; it is carried,
 /// never read.

@@ -6,6 +6,7 @@ public import QuoteStore
 import QuoteWire
 public import ServiceLifecycle
 import Synchronization
+import Threads
 import ZeroMQ
 
 /// The daemon's engine, where every message enters: one I/O thread owns the ROUTER (commands)
@@ -99,7 +100,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         self.worker.withLock { $0 = worker }
         defer { self.worker.withLock { $0 = nil } }
         // The store loop runs where the store's transactions do, or on a thread of its own.
-        let ownThread = store.executor == nil ? StoreThread(name: "quoted-store") : nil
+        let ownThread = store.executor == nil ? ExecutorThread(name: "quoted-store") : nil
         defer { ownThread?.stop() }
         let storeExecutor = store.executor ?? ownThread
         // Cancelled (the group ending without a graceful shutdown, a service having failed),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import QuoteStore
 import Synchronization
+import Threads
 
 /// Reads what other daemons commit to a shared store, so that this daemon publishes the whole
 /// stream: a subscriber connected to any one daemon misses nothing.

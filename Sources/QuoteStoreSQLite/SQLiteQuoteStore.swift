@@ -5,6 +5,7 @@ public import QuoteCore
 public import QuoteStore
 import QuoteStoreCodec
 import Synchronization
+import Threads
 
 /// The embedded default store: one SQLite file in WAL mode on GRDB, durable on commit
 /// (`synchronous=FULL`), shared safely by threads and by processes on the same host.
@@ -21,7 +22,7 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The synced catalog's currency, recorded with each new quote.
     private let currency: Mutex<Currency>
     /// The thread every write runs on; its transactions run GRDB's writer block right here.
-    private let writer = StoreThread(name: "quoted-sqlite-writer")
+    private let writer = ExecutorThread(name: "quoted-sqlite-writer")
     /// Runs each transaction's rules on the writer's thread.
     private let inline = InlineExecutor()
     private let retention: EventRetention

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-
-@testable import QuoteDaemon
+import Threads
 
 /// Each test would hang, not fail, if the wake-up were lost: the time limit turns that into a
 /// failure.

@@ -4,7 +4,7 @@ import Synchronization
 /// A signal sent while the loop is busy is kept, so that its next `wait` returns at once;
 /// several such signals count as one. With `wakesOnCancel`, cancelling the waiting task wakes
 /// it too (for a loop that ends on cancellation; one that ends otherwise would spin).
-final class Wakeup: Sendable {
+public final class Wakeup: Sendable {
     private struct State {
         var signalled = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -14,12 +14,12 @@ final class Wakeup: Sendable {
     private let wakesOnCancel: Bool
 
     /// A wake-up call, woken by cancellation too if `wakesOnCancel`.
-    init(wakesOnCancel: Bool) {
+    public init(wakesOnCancel: Bool) {
         self.wakesOnCancel = wakesOnCancel
     }
 
     /// Wakes the loop, now if it waits, else at its next ``wait()``.
-    func signal() {
+    public func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let waiter = state.waiter else {
                 state.signalled = true
@@ -33,7 +33,7 @@ final class Wakeup: Sendable {
 
     /// Returns once signalled since the last return, or (with `wakesOnCancel`) once the task
     /// is cancelled.
-    func wait() async {
+    public func wait() async {
         let wakesOnCancel = wakesOnCancel
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

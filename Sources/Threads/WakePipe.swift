@@ -7,12 +7,12 @@ import Foundation
 /// A pipe that wakes the I/O thread: a part working elsewhere writes a byte when it has
 /// something for the thread, whose poller watches ``readDescriptor`` beside its sockets.
 /// Both ends are non-blocking: a full pipe already says "something is there".
-final class WakePipe: Sendable {
+public final class WakePipe: Sendable {
     /// Readable while a wake-up has not been taken.
-    let readDescriptor: Int32
+    public let readDescriptor: Int32
     private let writeDescriptor: Int32
 
-    init() throws {
+    public init() throws {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         for end in ends {
@@ -29,13 +29,13 @@ final class WakePipe: Sendable {
     }
 
     /// Makes ``readDescriptor`` readable; from any thread.
-    func signal() {
+    public func signal() {
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
     }
 
     /// Takes every wake-up written so far (on the I/O thread, before it takes the work).
-    func drain() {
+    public func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while read(readDescriptor, &bytes, bytes.count) > 0 {}
     }

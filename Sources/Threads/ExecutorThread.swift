@@ -1,0 +1,39 @@
+import Dispatch
+import Foundation
+
+/// A thread of its own that runs the jobs of the tasks that prefer it (a `TaskExecutor`).
+///
+/// A store whose client blocks (SQLite) runs its writes here, off the cooperative pool, whose
+/// threads (one per core) it must not hold; a caller that runs its own loop here too (the
+/// daemon's store loop, through the store's executor) then reaches the store without a
+/// thread hop per transaction.
+public final class ExecutorThread: TaskExecutor, Sendable {
+    private let jobs = JobQueue<UnownedJob>()
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the thread, named `name`.
+    public init(name: String) {
+        let thread = Thread { [self] in
+            while let taken = jobs.take() {
+                for job in taken { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            }
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        // The thread has ended (the store closed under a late caller): the job runs here
+        // rather than never, which would leave its task waiting for good.
+        if !jobs.push(job) { job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
+    /// Ends the thread once the jobs enqueued so far have run; with `wait`, waits for that
+    /// (never from the thread itself).
+    public func stop(wait: Bool = true) {
+        jobs.stop()
+        if wait { finished.wait() }
+    }
+}
