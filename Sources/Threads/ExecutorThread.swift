@@ -25,9 +25,9 @@ public final class ExecutorThread: TaskExecutor, Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        // The thread has ended (the store closed under a late caller): the job runs here
-        // rather than never, which would leave its task waiting for good.
-        if !jobs.push(job) { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        // The thread has ended (the store closed under a late caller): the job goes to the
+        // cooperative pool rather than nowhere, which would leave its task waiting for good.
+        if !jobs.push(job) { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
     }
 
     /// Ends the thread once the jobs enqueued so far have run; with `wait`, waits for that
