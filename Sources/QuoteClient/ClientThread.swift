@@ -10,6 +10,8 @@ final class ClientThread: Sendable {
     typealias Job = @Sendable (borrowing CommandClient) -> Void
 
     private let jobs = JobQueue<Job>()
+    /// Set by ``stop()``: no request goes out after it.
+    private let closed = Atomic<Bool>(false)
 
     /// Starts the thread, which makes its client with `connect`; throws what that threw.
     init(name: String, connect: @escaping @Sendable (Context) throws(QuotedError) -> CommandClient) throws(QuotedError)
@@ -51,13 +53,15 @@ final class ClientThread: Sendable {
         async throws(QuotedError) -> T
     {
         let result: Result<T, QuotedError> = await withCheckedContinuation { continuation in
-            let accepted = jobs.push { client in
-                do throws(QuotedError) {
-                    continuation.resume(returning: .success(try body(client)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+            let accepted =
+                !closed.load(ordering: .acquiring)
+                && jobs.push { client in
+                    do throws(QuotedError) {
+                        continuation.resume(returning: .success(try body(client)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
-            }
             if !accepted { continuation.resume(returning: .failure(QuotedError(.usage, "the client is closed"))) }
         }
         return try result.get()
@@ -65,6 +69,7 @@ final class ClientThread: Sendable {
 
     /// Ends the thread after the jobs queued so far; its socket and context close with it.
     func stop() {
+        closed.store(true, ordering: .releasing)
         jobs.stop()
     }
 }

@@ -41,7 +41,6 @@ public final class SQLiteQuoteStore: QuoteStore {
         path: String, catalog: Catalog, configuration: Configuration = .init(), logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(StoreError) {
-        SQLiteProcessSettings.apply()
         var config = GRDB.Configuration()
         config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.milliseconds) / 1_000)
         config.label = "quoted.store"

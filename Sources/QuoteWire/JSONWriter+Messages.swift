@@ -118,7 +118,7 @@ extension JSONWriter {
         }
     }
 
-    /// `event` as ``WireEvent/init(_:currency:withQuote:)`` shows it, written straight from the
+    /// `event` as ``WireEvent/init(_:currency:)`` shows it, written straight from the
     /// log (no `WireEvent` built: two are published for every write), its quote
     /// `encodedQuote`.
     mutating func event(_ event: StoredEvent, quote encodedQuote: EncodedQuote?) {

@@ -5,7 +5,8 @@ extension JSONWriter {
     /// Writes `quote` as clients see it, `WireQuote(quote, currency: currency)`, straight from
     /// the domain value, and returns where its request part (customer to coupon, with the comma
     /// before) lies in the output. The only writer of a quote's layout: a test holds it to the
-    /// bytes `WireQuote`'s `Codable` conformance writes, for quotes in every state.
+    /// JSON `WireQuote`'s `Codable` conformance writes, key for key at every level, for quotes
+    /// in every state.
     ///
     /// Every write publishes its quotes, so this is the daemon's hottest writer: it does not
     /// build a `WireQuote` first (twenty fields copied out, two arrays allocated, all released

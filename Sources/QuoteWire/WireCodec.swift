@@ -15,9 +15,11 @@ public struct WireCodec {
         // Sorted: Foundation's encoder keeps no order of its own, and a frame is the same
         // bytes every time it is written.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The writer's own times, not the format style's, which is sometimes a millisecond
+        // early (it truncates `x.554` held as `x.55399999`).
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Self.timeFormat))
+            try container.encode(Self.timeText(date))
         }
         decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
@@ -31,6 +33,13 @@ public struct WireCodec {
     }
 
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// `date` as every frame writes it: RFC 3339, in UTC, to the millisecond, truncated.
+    static func timeText(_ date: Date) -> String {
+        var writer = JSONWriter(capacity: 32)
+        writer.date(date)
+        return String(decoding: writer.bytes.dropFirst().dropLast(), as: UTF8.self)
+    }
 
     /// Decodes a request frame; a frame that is not JSON, or has fields of the wrong type,
     /// becomes the error to reply with. Hand-parsed (``RequestParser``): this is the daemon's
@@ -107,7 +116,7 @@ public struct WireCodec {
         let parts =
             (quote?.json.count ?? 0) + (quotes?.reduce(0) { $0 + $1.count + 1 } ?? 0)
             + (events?.reduce(0) { $0 + $1.count + 1 } ?? 0)
-        var writer = JSONWriter(capacity: parts + 256, dates: dates)
+        var writer = JSONWriter(capacity: parts + 1_024, dates: dates)
         writer.reply(reply, quote: quote, quotes: quotes, events: events)
         return writer.bytes
     }

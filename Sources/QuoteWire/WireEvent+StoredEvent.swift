@@ -2,19 +2,18 @@ public import QuoteCore
 public import QuoteStore
 
 extension WireEvent {
-    /// `event` as clients see it, its amounts in `currency`; `withQuote: false` leaves out a
-    /// quote event's quote, for a writer that splices in one it encoded already.
-    public init(_ event: StoredEvent, currency: Currency, withQuote: Bool = true) {
+    /// `event` as clients see it, its amounts in `currency`.
+    public init(_ event: StoredEvent, currency: Currency) {
         let members = Members(event.kind)
         self.init(
             seq: event.seq, type: event.type, at: event.at, quoteId: members.quoteId, from: members.from,
             to: members.to, by: event.by,
-            quote: withQuote ? event.quote.map { WireQuote($0, currency: currency) } : nil,
+            quote: event.quote.map { WireQuote($0, currency: currency) },
             mechanic: members.mechanic.map(WireQuote.WireMechanic.init), catalogVersion: members.catalogVersion)
     }
 
     /// What an event of each kind carries besides its `seq`, type, time, actor and quote: the
-    /// one place that says it, for ``WireEvent/init(_:currency:withQuote:)`` and for the
+    /// one place that says it, for ``WireEvent/init(_:currency:)`` and for the
     /// daemon's writer, which writes events straight from the log.
     struct Members {
         var quoteId: Int64?

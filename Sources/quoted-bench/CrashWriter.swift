@@ -28,6 +28,7 @@ struct CrashWriter: ParsableCommand {
             mechanics: (1...mechanics).map {
                 Mechanic(id: MechanicID(Int64($0)), name: "Mechanic \($0)", skill: .master)
             })
+        SQLiteQuoteStore.configureProcess()
         let store = try SQLiteQuoteStore(path: database, catalog: catalog, logger: Logger(label: "crash-writer"))
         let rules = Rulebook()
         var booked: [QuoteID] = []

@@ -48,6 +48,7 @@ struct StagesBench: ParsableCommand {
                     CatalogDocument.self, from: Data(BenchDaemon.catalogText(mechanics: max(1, batch)).utf8)
                 ).catalog()
             } ?? .standard
+        SQLiteQuoteStore.configureProcess()
         let store = try SQLiteQuoteStore(path: configuration.databasePath, catalog: catalog, logger: logger)
         let engine = try Stages(
             decoder: RequestDecoder(maxMessageBytes: configuration.maxMessageBytes),

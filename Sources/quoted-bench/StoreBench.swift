@@ -23,6 +23,7 @@ struct StoreBench: ParsableCommand {
     }
 
     private func measure() async throws {
+        SQLiteQuoteStore.configureProcess()
         let logger = Logger(label: "bench")
         let rules = Rulebook()
         print("# durable submissions (synchronous=FULL, auto-priced, one transaction per batch)")

@@ -159,6 +159,8 @@ struct Startup {
             return startup
         }
         let store: SQLiteQuoteStore
+        // Nothing in the process has used SQLite yet.
+        SQLiteQuoteStore.configureProcess()
         do {
             // A migration may rewrite every row (README, "Upgrades"): systemd is told to wait
             // for it rather than kill it at TimeoutStartSec, which would roll it back.

@@ -49,6 +49,18 @@ struct CatalogTests {
         #expect(catalog.service(named: asked + "s") == nil)
     }
 
+    @Test("the ASCII neighbours of the capitals are not folded: names differing only in them are different services")
+    func capitalNeighbours() throws {
+        let names = ["a@", "a`", "a[", "a{", "Z", "z"]
+        let catalog = try CatalogDocument(
+            currency: "EUR",
+            services: names.dropLast().map { .init(name: $0, minimumSkill: "junior", price: "1.00") },
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")]
+        ).catalog()
+        for name in names.dropLast(2) { #expect(catalog.service(named: name)?.name == name) }
+        #expect(catalog.service(named: "z")?.name == "Z")
+    }
+
     @Test("a catalog's problems echo its text as a request's do: cut short, control characters replaced")
     func problemsEchoSafely() throws {
         let document = CatalogDocument(

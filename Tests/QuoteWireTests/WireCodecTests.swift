@@ -58,7 +58,7 @@ struct WireCodecTests {
         #expect(try JSONSerialization.jsonObject(with: Data(bytes)) is [String: Any])
     }
 
-    @Test("a reply many times the writer's first buffer, with extreme numbers, reads back whole")
+    @Test("a large reply, with extreme numbers, reads back whole")
     func largeReply() throws {
         let codec = WireCodec()
         let quote = WireQuote(try Self.quote(completed: true))
@@ -88,6 +88,9 @@ struct WireCodecTests {
         return [
             Quote(id: ready.id, request: ready.request, submittedAt: now), ready, pending, resolved, booked, completed,
             Quote(id: QuoteID(8), request: ready.request, submittedAt: now, submittedBy: "support-1"),
+            // Times Foundation's format style writes a millisecond early.
+            Quote(id: QuoteID(9), request: ready.request, submittedAt: Date(timeIntervalSince1970: 1_790_000_000.554)),
+            Quote(id: QuoteID(10), request: ready.request, submittedAt: Date(timeIntervalSince1970: 1_790_000_000.113)),
             try ready.cancelled(reason: "changed my mind", at: now), try pending.cancelled(reason: nil, at: now),
             try booked.cancelled(reason: nil, at: now.addingTimeInterval(0.25)),
             try resolved.waiting(for: nil, at: now.addingTimeInterval(0.5)),
@@ -104,8 +107,12 @@ struct WireCodecTests {
         for quote in quotes {
             let direct = codec.encodeQuote(quote, currency: .usd)
             // The same JSON, key for key at every level, as `WireQuote`'s `Codable`
-            // conformance writes, and it reads back as the wire value.
-            #expect(try codec.decode(WireQuote.self, from: direct.json) == WireQuote(quote, currency: .usd))
+            // conformance writes, and it reads back as the wire value (its times to the
+            // millisecond, as every frame writes them).
+            let wire = WireQuote(quote, currency: .usd)
+            let asWire = try codec.decode(WireQuote.self, from: codec.encode(wire))
+            #expect(try codec.decode(WireQuote.self, from: direct.json) == asWire)
+            if quote.submittedAt == Self.now { #expect(asWire == wire) }
             let written = try JSONSerialization.jsonObject(with: Data(direct.json)) as? NSDictionary
             let expected =
                 try JSONSerialization.jsonObject(
@@ -119,7 +126,7 @@ struct WireCodecTests {
             }
             let event = WireEvent(seq: 1, type: "quote.\(quote.status)", at: Self.now, quoteId: quote.id.rawValue)
             var whole = event
-            whole.quote = WireQuote(quote)
+            whole.quote = asWire
             #expect(try codec.decode(WireEvent.self, from: codec.encode(event, quote: direct)) == whole)
         }
     }
@@ -144,6 +151,17 @@ struct WireCodecTests {
         }
         let logged = ReplyEncoder(maxReplyBytes: 1 << 20).encodeLogged(events, currency: .usd)
         #expect(logged.count == events.count)
+        // What each kind carries, said here apart from the code that writes it.
+        let carried = try logged.map { try codec.decode(WireEvent.self, from: try #require($0.message.last)) }
+        let reassigned = carried[4]
+        #expect(reassigned.type == "quote.reassigned" && reassigned.from == steve.name && reassigned.to == joe.name)
+        #expect(reassigned.mechanic?.name == joe.name && reassigned.quoteId == booked.id.rawValue)
+        #expect(
+            carried[6].type == "mechanic.busy" && carried[6].quoteId == booked.id.rawValue && carried[6].from == nil)
+        let updated = carried[16]
+        #expect(updated.type == "mechanic.updated" && updated.from == "junior" && updated.to == joe.skill.name)
+        #expect(carried[20].type == "catalog.applied" && carried[20].catalogVersion == 7 && carried[20].mechanic == nil)
+        #expect(carried[0].from == nil && carried[2].from == "booked" && carried[3].by == "support-1")
         for (event, (seq, message)) in zip(events, logged) {
             let expected = WireEvent(event, currency: .usd)
             #expect(seq == event.seq)
