@@ -13,47 +13,32 @@ enum BatchStatements {
     /// The new quotes.
     struct InsertQuotes: BatchStatement {
         static let sql = """
-            INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                updated_at, data, history, wait_seq, wait_skill, wait_mechanic, customer_email, customer_name)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
-                $7::bigint[], $8::bigint[], $9::bytea[], $10::bytea[], $11::bigint[], $12::int[], $13::bigint[],
+            INSERT INTO quotes (id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,
+                wait_mechanic, idempotency_key, currency, submitted_at, customer_email, customer_name)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[],
+                $7::bytea[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], $12::text[], $13::bigint[],
                 $14::text[], $15::text[])
             """
 
-        var id = ColumnValues<Int64>()
-        var state = ColumnValues<String>()
+        var quote = QuoteColumns()
         var idempotencyKey = ColumnValues<String>()
-        var mechanic = ColumnValues<Int64>()
-        var priceCents = ColumnValues<Int64>()
         var currency = ColumnValues<String>()
         var submittedAt = ColumnValues<Int64>()
-        var updatedAt = ColumnValues<Int64>()
-        var data = ColumnValues<ByteBuffer>()
-        var history = ColumnValues<ByteBuffer>()
-        var waiting = WaitColumns()
         var customerEmail = ColumnValues<String>()
         var customerName = ColumnValues<String>()
 
-        var isEmpty: Bool { id.values.isEmpty }
+        var isEmpty: Bool { quote.count == 0 }
 
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 15)
-            bindings.append(id)
-            bindings.append(state)
+            quote.bind(to: &bindings)
             bindings.append(idempotencyKey)
-            bindings.append(mechanic)
-            bindings.append(priceCents)
             bindings.append(currency)
             bindings.append(submittedAt)
-            bindings.append(updatedAt)
-            bindings.append(data)
-            bindings.append(history)
-            waiting.bind(to: &bindings)
             bindings.append(customerEmail)
             bindings.append(customerName)
             return bindings
         }
-
     }
 
     /// The quotes changed; returns each one's id, so that a quote with no row is noticed.
@@ -70,6 +55,20 @@ enum BatchStatements {
             RETURNING quotes.id
             """
 
+        var quote = QuoteColumns()
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
+            quote.bind(to: &bindings)
+            return bindings
+        }
+    }
+
+    /// What a quote's row holds that a change can alter, in the order both quote statements
+    /// bind it first: its id, state, mechanic, price, time of change, the encoded quote and
+    /// history, and its place in the wait-list (all NULL when it does not wait: the seq that
+    /// put it in line, the skill its work needs, the one mechanic it waits for).
+    struct QuoteColumns: Sendable {
         var id = ColumnValues<Int64>()
         var state = ColumnValues<String>()
         var mechanic = ColumnValues<Int64>()
@@ -77,12 +76,13 @@ enum BatchStatements {
         var updatedAt = ColumnValues<Int64>()
         var data = ColumnValues<ByteBuffer>()
         var history = ColumnValues<ByteBuffer>()
-        var waiting = WaitColumns()
+        var waitSeq = ColumnValues<Int64>()
+        var waitSkill = ColumnValues<Int32>()
+        var waitMechanic = ColumnValues<Int64>()
 
         var count: Int { id.values.count }
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+        fileprivate func bind(to bindings: inout PostgresBindings) {
             bindings.append(id)
             bindings.append(state)
             bindings.append(mechanic)
@@ -90,23 +90,9 @@ enum BatchStatements {
             bindings.append(updatedAt)
             bindings.append(data)
             bindings.append(history)
-            waiting.bind(to: &bindings)
-            return bindings
-        }
-
-    }
-
-    /// A quote's place in the wait-list: the seq that put it in line, the skill its work
-    /// needs, the one mechanic it waits for (all NULL when it does not wait).
-    struct WaitColumns: Sendable {
-        var seq = ColumnValues<Int64>()
-        var skill = ColumnValues<Int32>()
-        var mechanic = ColumnValues<Int64>()
-
-        fileprivate func bind(to bindings: inout PostgresBindings) {
-            bindings.append(seq)
-            bindings.append(skill)
-            bindings.append(mechanic)
+            bindings.append(waitSeq)
+            bindings.append(waitSkill)
+            bindings.append(waitMechanic)
         }
     }
 

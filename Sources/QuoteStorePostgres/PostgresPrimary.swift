@@ -34,7 +34,7 @@ final class PostgresPrimary: Sendable {
 
     private struct State {
         var pool: Pool
-        var runner: Task<Void, Never>
+        var running: PostgresPools.Running
         var searching = false
         var lastSearch: ContinuousClock.Instant?
         /// Since when no primary has answered; `nil` while one does.
@@ -47,6 +47,7 @@ final class PostgresPrimary: Sendable {
 
     private let state: Mutex<State>
     private let configuration: PostgresQuoteStore.Configuration
+    private let pools: PostgresPools
     private let logger: Logger
     /// Called once the pool is on a new primary, before requests use it.
     private let onFailover: @Sendable () -> Void
@@ -54,26 +55,33 @@ final class PostgresPrimary: Sendable {
     /// A pool on the first host that is a primary, or on the first host when there is only
     /// one; throws `unavailable` when none of several is.
     static func connect(
-        configuration: PostgresQuoteStore.Configuration, logger: Logger, onFailover: @escaping @Sendable () -> Void
+        configuration: PostgresQuoteStore.Configuration, pools: PostgresPools, logger: Logger,
+        onFailover: @escaping @Sendable () -> Void
     ) async throws(StoreError) -> PostgresPrimary {
         let hosts = configuration.hosts
-        guard hosts.count > 1 else {
-            let pool = await Self.startPool(on: hosts[0], generation: 1, configuration: configuration, logger: logger)
-            return PostgresPrimary(pool: pool, configuration: configuration, logger: logger, onFailover: onFailover)
+        let found: (Pool, PostgresPools.Running)?
+        if hosts.count > 1 {
+            found = await Self.findPrimary(generation: 1, configuration: configuration, pools: pools, logger: logger)
+        } else {
+            found = await Self.startPool(
+                on: hosts[0], generation: 1, configuration: configuration, pools: pools, logger: logger)
         }
-        guard let pool = await Self.findPrimary(generation: 1, configuration: configuration, logger: logger) else {
+        guard let (pool, running) = found else {
             throw StoreError(
                 .unavailable, "PostgreSQL: none of \(hosts.map(\.description).joined(separator: ", ")) accepts writes")
         }
-        return PostgresPrimary(pool: pool, configuration: configuration, logger: logger, onFailover: onFailover)
+        return PostgresPrimary(
+            pool: pool, running: running, configuration: configuration, pools: pools, logger: logger,
+            onFailover: onFailover)
     }
 
     private init(
-        pool: (Pool, Task<Void, Never>), configuration: PostgresQuoteStore.Configuration, logger: Logger,
-        onFailover: @escaping @Sendable () -> Void
+        pool: Pool, running: PostgresPools.Running, configuration: PostgresQuoteStore.Configuration,
+        pools: PostgresPools, logger: Logger, onFailover: @escaping @Sendable () -> Void
     ) {
-        state = Mutex(State(pool: pool.0, runner: pool.1))
+        state = Mutex(State(pool: pool, running: running))
         self.configuration = configuration
+        self.pools = pools
         self.logger = logger
         self.onFailover = onFailover
     }
@@ -120,21 +128,22 @@ final class PostgresPrimary: Sendable {
 
     /// Ends the pool; the store cannot be used after.
     func close() {
-        let runner = state.withLock { state in
+        let running = state.withLock { state in
             state.closed = true
-            return state.runner
+            return state.running
         }
-        runner.cancel()
+        running.retire()
     }
 
     deinit {
-        state.withLock { $0.runner }.cancel()
+        state.withLock { $0.running }.retire()
     }
 
     private func search(replacing old: Pool) async {
         let found = await Self.findPrimary(
-            generation: old.generation + 1, skipping: old.host, configuration: configuration, logger: logger)
-        guard let (pool, runner) = found else {
+            generation: old.generation + 1, skipping: old.host, configuration: configuration, pools: pools,
+            logger: logger)
+        guard let (pool, running) = found else {
             let first = state.withLock { state in
                 defer {
                     state.searching = false
@@ -149,16 +158,16 @@ final class PostgresPrimary: Sendable {
             return
         }
         onFailover()
-        let replaced: Task<Void, Never>? = state.withLock { state in
+        let replaced: PostgresPools.Running = state.withLock { state in
             state.searching = false
-            guard !state.closed, state.pool.generation == old.generation else { return runner }
-            let previous = state.runner
+            guard !state.closed, state.pool.generation == old.generation else { return running }
+            let previous = state.running
             state.pool = pool
-            state.runner = runner
+            state.running = running
             state.availability.failovers += 1
             return previous
         }
-        replaced?.cancel()
+        replaced.retire()
         logger.notice(
             "PostgreSQL: failed over to the new primary",
             metadata: ["from": "\(old.host)", "to": "\(pool.host)"])
@@ -170,41 +179,38 @@ final class PostgresPrimary: Sendable {
     /// primary.
     private static func findPrimary(
         generation: Int, skipping lost: PostgresHost? = nil, configuration: PostgresQuoteStore.Configuration,
-        logger: Logger
-    ) async -> (Pool, Task<Void, Never>)? {
+        pools: PostgresPools, logger: Logger
+    ) async -> (Pool, PostgresPools.Running)? {
         for host in configuration.hosts where host != lost {
             guard await ServerProbe.probe(host: host.name, port: host.port) else { continue }
-            let (pool, runner) = await startPool(
-                on: host, generation: generation, configuration: configuration, logger: logger)
+            guard
+                let (pool, running) = await startPool(
+                    on: host, generation: generation, configuration: configuration, pools: pools, logger: logger)
+            else { return nil }
             do {
                 let inRecovery = try await pool.client.withConnection { connection in
                     let rows = try await connection.query("SELECT pg_is_in_recovery()", logger: logger)
                     for try await value in rows.decode(Bool.self) { return value }
                     return true
                 }
-                if !inRecovery { return (pool, runner) }
+                if !inRecovery { return (pool, running) }
             } catch {
                 logger.debug("PostgreSQL host not usable", metadata: ["host": "\(host)", "error": "\(error)"])
             }
-            runner.cancel()
+            running.retire()
         }
         return nil
     }
 
+    /// A pool on `host`, run by `pools`; `nil` when `pools` has stopped (the process is
+    /// shutting down).
     private static func startPool(
-        on host: PostgresHost, generation: Int, configuration: PostgresQuoteStore.Configuration, logger: Logger
-    ) async -> (Pool, Task<Void, Never>) {
+        on host: PostgresHost, generation: Int, configuration: PostgresQuoteStore.Configuration,
+        pools: PostgresPools, logger: Logger
+    ) async -> (Pool, PostgresPools.Running)? {
         let client = PostgresClient(configuration: configuration.client(on: host), backgroundLogger: logger)
-        // A lease asked for before `run()` waits for it, with a warning in the log: the first
-        // one waits until the runner is about to call it.
-        let running = Atomic<Bool>(false)
-        let runner = Task {
-            running.store(true, ordering: .releasing)
-            await client.run()
-        }
-        while !running.load(ordering: .acquiring) { await Task.yield() }
-        await Task.yield()
-        return (Pool(client: client, host: host, generation: generation), runner)
+        guard let running = await pools.start(client) else { return nil }
+        return (Pool(client: client, host: host, generation: generation), running)
     }
 
     private static func seconds(_ duration: Duration) -> Double {

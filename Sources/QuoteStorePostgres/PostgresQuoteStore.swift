@@ -10,8 +10,8 @@ import Synchronization
 /// that several quoted daemons share. Each write is one transaction on a pooled connection
 /// (``PostgresTransaction``); reads go to any connection of the pool.
 ///
-/// The store runs its connection pool (`PostgresClient`) itself, from ``open(configuration:catalog:logger:clock:)``
-/// until ``close()``. Opening migrates the schema under an advisory lock (the first daemon to
+/// Its connection pool (`PostgresClient`) runs in the ``PostgresPools`` service it is opened
+/// with, from ``open(configuration:catalog:pools:logger:clock:)`` until ``close()``. Opening migrates the schema under an advisory lock (the first daemon to
 /// start applies what is pending; the others wait for it) and syncs the catalog.
 public final class PostgresQuoteStore: QuoteStore {
     /// The pool, on the primary among the URL's hosts.
@@ -49,13 +49,14 @@ public final class PostgresQuoteStore: QuoteStore {
 
     /// Connects to the database `configuration` names and migrates it; a database that holds
     /// no catalog yet is seeded with `catalog`. The catalog in force is the database's
-    /// (``catalog()``). The changes of every write are dated by `clock`.
+    /// (``catalog()``). The changes of every write are dated by `clock`. `pools` runs the
+    /// store's connection pool, and must be running (it is waited for).
     public static func open(
-        configuration: Configuration, catalog: Catalog, logger: Logger,
+        configuration: Configuration, catalog: Catalog, pools: PostgresPools, logger: Logger,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws(StoreError) -> PostgresQuoteStore {
         let quoteIDs = QuoteIDBlocks()
-        let primary = try await PostgresPrimary.connect(configuration: configuration, logger: logger) {
+        let primary = try await PostgresPrimary.connect(configuration: configuration, pools: pools, logger: logger) {
             quoteIDs.discard()
         }
         let store = PostgresQuoteStore(

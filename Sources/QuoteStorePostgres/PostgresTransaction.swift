@@ -380,35 +380,22 @@ final class PostgresTransaction: StoreTransaction {
             let data = ByteBuffer(bytesOf: QuoteCodec.encode(quote))
             let history = ByteBuffer(bytesOf: history(of: entry, offset: offset))
             if entry.isNew {
-                inserted.id.append(quote.id.rawValue)
-                inserted.state.append(quote.status.rawValue)
+                append(entry, data: data, history: history, offset: offset, to: &inserted.quote)
                 inserted.idempotencyKey.append(entry.key)
-                inserted.mechanic.append(quote.mechanic?.id.rawValue)
-                inserted.priceCents.append(quote.price?.cents)
                 inserted.currency.append(currency.code)
                 inserted.submittedAt.append(StoredTime.milliseconds(quote.submittedAt))
-                inserted.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
-                inserted.data.append(data)
-                inserted.history.append(history)
-                appendWaiting(entry, offset: offset, to: &inserted.waiting)
                 inserted.customerEmail.append(StoredCustomer.email(of: quote))
                 inserted.customerName.append(StoredCustomer.name(of: quote))
             } else {
-                updated.id.append(quote.id.rawValue)
-                updated.state.append(quote.status.rawValue)
-                updated.mechanic.append(quote.mechanic?.id.rawValue)
-                updated.priceCents.append(quote.price?.cents)
-                updated.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
-                updated.data.append(data)
-                updated.history.append(history)
-                appendWaiting(entry, offset: offset, to: &updated.waiting)
+                append(entry, data: data, history: history, offset: offset, to: &updated.quote)
             }
         }
         if !inserted.isEmpty { try await execute(inserted.query) }
-        guard updated.count > 0 else { return }
+        let count = updated.quote.count
+        guard count > 0 else { return }
         let changed = try await query(updated.query).count
-        guard changed == updated.count else {
-            throw StoreError(.database, "integrity: \(updated.count - changed) changed quotes had no row to update")
+        guard changed == count else {
+            throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
         }
     }
 
@@ -421,11 +408,23 @@ final class PostgresTransaction: StoreTransaction {
             }, to: entry.committed)
     }
 
-    private func appendWaiting(_ entry: PendingQuote, offset: Int64, to columns: inout BatchStatements.WaitColumns) {
+    /// Appends what a change can alter of `entry`'s row; its place in line numbered as in the log.
+    private func append(
+        _ entry: PendingQuote, data: ByteBuffer, history: ByteBuffer, offset: Int64,
+        to columns: inout BatchStatements.QuoteColumns
+    ) {
+        let quote = entry.quote
+        columns.id.append(quote.id.rawValue)
+        columns.state.append(quote.status.rawValue)
+        columns.mechanic.append(quote.mechanic?.id.rawValue)
+        columns.priceCents.append(quote.price?.cents)
+        columns.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
+        columns.data.append(data)
+        columns.history.append(history)
         let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
-        columns.seq.append(waitSeq)
-        columns.skill.append(waitSeq == nil ? nil : Int32(entry.quote.request.requiredSkill.rawValue))
-        columns.mechanic.append(waitSeq == nil ? nil : entry.quote.waitingFor?.id.rawValue)
+        columns.waitSeq.append(waitSeq)
+        columns.waitSkill.append(waitSeq == nil ? nil : Int32(quote.request.requiredSkill.rawValue))
+        columns.waitMechanic.append(waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
     }
 
     /// Inserts the events, numbered as in the log, in one statement.

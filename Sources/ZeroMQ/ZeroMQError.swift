@@ -12,7 +12,7 @@ internal import CZeroMQ
 public struct ZeroMQError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The kind of failure, stable across libzmq versions.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable {
+        private enum Base: String, Hashable, Sendable {
             case timeout
             case terminated
             case interrupted
@@ -76,23 +76,7 @@ public struct ZeroMQError: Error, Sendable, CustomStringConvertible, Equatable {
             }
         }
 
-        public var description: String {
-            switch base {
-            case .timeout: "timeout"
-            case .terminated: "terminated"
-            case .interrupted: "interrupted"
-            case .invalidArgument: "invalidArgument"
-            case .hostUnreachable: "hostUnreachable"
-            case .addressInUse: "addressInUse"
-            case .addressNotAvailable: "addressNotAvailable"
-            case .protocolNotSupported: "protocolNotSupported"
-            case .notSupported: "notSupported"
-            case .invalidState: "invalidState"
-            case .tooManyOpenFiles: "tooManyOpenFiles"
-            case .noDevice: "noDevice"
-            case .other: "other"
-            }
-        }
+        public var description: String { base.rawValue }
     }
 
     /// What kind of failure this is.

@@ -22,8 +22,27 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
-        let daemon = try await Startup.prepareRaisingOpenFiles(options: options, level: level, logger: logger)
+        let pools = PostgresPools()
+        let options = options
+        let daemon = ClosureService {
+            let daemon = try await Startup.prepareRaisingOpenFiles(
+                options: options, level: level, pools: pools, logger: logger)
+            try await Self.serve(daemon, options: options, level: level, logger: logger)
+        }
+        // A group shuts its services down in the reverse of their order: the PostgreSQL pools
+        // last, once the daemon's services no longer use them.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [pools, daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.notice("quoted stopped")
+    }
 
+    /// The daemon's services on the open store, as a group within the process's, until its
+    /// graceful shutdown.
+    private static func serve(
+        _ daemon: Startup, options: DaemonOptions, level: SharedLogLevel, logger: Logger
+    ) async throws {
         let listening = Mutex<CommandServer?>(nil)
         let observability = Observability(listen: daemon.metricsListen, store: daemon.store, logger: logger) {
             listening.withLock { $0 }?.isListening ?? false
@@ -46,10 +65,7 @@ struct Serve: AsyncParsableCommand {
         if let metricsServer = observability.server { services.append(metricsServer) }
         services += [server, reload, PruneService(store: daemon.store, logger: logger)]
         if let checkpoints = daemon.sqlite?.checkpointService(logger: logger) { services.append(checkpoints) }
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
-        logger.notice("quoted stopped")
+        try await ServiceGroup(configuration: .init(services: services, logger: logger)).run()
     }
 }
 
@@ -62,13 +78,19 @@ struct Repair: AsyncParsableCommand {
 
     func run() async throws {
         let (level, logger) = Startup.bootstrapLogging()
-        let daemon = try await Startup.prepareRaisingOpenFiles(options: options, level: level, logger: logger)
-        let violations = try await daemon.store.integrityViolations()
-        let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
-        for violation in repaired {
-            logger.warning("repaired integrity violation", metadata: ["violation": "\(violation.message)"])
+        let pools = PostgresPools()
+        let options = options
+        let repair = ClosureService {
+            let daemon = try await Startup.prepareRaisingOpenFiles(
+                options: options, level: level, pools: pools, logger: logger)
+            let violations = try await daemon.store.integrityViolations()
+            let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
+            for violation in repaired {
+                logger.warning("repaired integrity violation", metadata: ["violation": "\(violation.message)"])
+            }
+            logger.notice("repair finished", metadata: ["repaired": "\(repaired.count)"])
         }
-        logger.notice("repair finished", metadata: ["repaired": "\(repaired.count)"])
+        try await ServiceGroup(configuration: .init(services: [pools, repair], logger: logger)).run()
     }
 }
 
@@ -97,13 +119,13 @@ struct Startup {
         return (level, Logger(label: "quoted"))
     }
 
-    /// ``prepare(options:level:logger:)`` with the open-files limit raised first, warning when
+    /// ``prepare(options:level:pools:logger:)`` with the open-files limit raised first, warning when
     /// it is still below what `maxConnections` and the store need.
     static func prepareRaisingOpenFiles(
-        options: DaemonOptions, level: SharedLogLevel, logger: Logger
+        options: DaemonOptions, level: SharedLogLevel, pools: PostgresPools, logger: Logger
     ) async throws -> Startup {
         let openFiles = OpenFiles.raise()
-        let daemon = try await prepare(options: options, level: level, logger: logger)
+        let daemon = try await prepare(options: options, level: level, pools: pools, logger: logger)
         if openFiles < UInt64(daemon.configuration.maxConnections) + 64 {
             logger.warning(
                 "the open-files limit is below maxConnections and what the store needs; raise LimitNOFILE",
@@ -113,8 +135,11 @@ struct Startup {
     }
 
     /// Reads the configuration, loads the catalog and opens the store, failing fast (exit 78,
-    /// EX_CONFIG) with the exact key or file and reason.
-    static func prepare(options: DaemonOptions, level: SharedLogLevel, logger: Logger) async throws -> Startup {
+    /// EX_CONFIG) with the exact key or file and reason. A PostgreSQL store's pool runs in
+    /// `pools`.
+    static func prepare(
+        options: DaemonOptions, level: SharedLogLevel, pools: PostgresPools, logger: Logger
+    ) async throws -> Startup {
         let configuration: DaemonConfiguration
         var storeConfiguration: SQLiteQuoteStore.Configuration
         var postgresConfiguration: PostgresQuoteStore.Configuration?
@@ -154,7 +179,7 @@ struct Startup {
             postgres.retention = storeConfiguration.retention
             var startup = try await openPostgres(
                 postgres, configuration: configuration, access: access, catalog: catalog, notifier: notifier,
-                logger: logger)
+                pools: pools, logger: logger)
             startup.metricsListen = metricsListen
             return startup
         }
@@ -240,11 +265,12 @@ struct Startup {
     /// version) and checks its integrity.
     private static func openPostgres(
         _ postgres: PostgresQuoteStore.Configuration, configuration: DaemonConfiguration, access: AccessControl?,
-        catalog: Catalog, notifier: SystemdNotifier, logger: Logger
+        catalog: Catalog, notifier: SystemdNotifier, pools: PostgresPools, logger: Logger
     ) async throws -> Startup {
         let store: PostgresQuoteStore
         do {
-            store = try await PostgresQuoteStore.open(configuration: postgres, catalog: catalog, logger: logger)
+            store = try await PostgresQuoteStore.open(
+                configuration: postgres, catalog: catalog, pools: pools, logger: logger)
         } catch {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(74)

@@ -68,6 +68,14 @@ final class SQLiteDatabase: StoreDatabase {
 final class PostgresDatabase: StoreDatabase {
     let url: String
 
+    /// What runs the stores' pools: one service for the test process, as the daemon has one.
+    private static let pools: PostgresPools = {
+        let pools = PostgresPools()
+        Task { await pools.run() }
+        return pools
+    }()
+    private var pools: PostgresPools { Self.pools }
+
     init() throws {
         url = try PostgresCluster.start().createDatabase()
     }
@@ -83,7 +91,7 @@ final class PostgresDatabase: StoreDatabase {
         var configuration = try PostgresQuoteStore.Configuration(url: url)
         configuration.retention = retention
         return try await PostgresQuoteStore.open(
-            configuration: configuration, catalog: catalog, logger: Logger(label: "test.contract"),
+            configuration: configuration, catalog: catalog, pools: pools, logger: Logger(label: "test.contract"),
             clock: { clock.now })
     }
 }

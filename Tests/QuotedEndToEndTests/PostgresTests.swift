@@ -54,6 +54,10 @@ struct PostgresTests {
         let seen = try other.call(Requests.op("mechanics"))["mechanics"] as? [[String: Any]] ?? []
         #expect(seen.first { $0["name"] as? String == mechanic }?["onDuty"] as? Bool == false)
         #expect(seen.first { $0["name"] as? String == now }?["quoteId"] as? Int == next.quoteID)
+
+        // SIGTERM: the daemon's services drain, then its pool ends, and it exits cleanly.
+        #expect(first.stop() == 0)
+        #expect(first.waitForLog { $0.contains { $0.contains("quoted stopped") } }, "\(first.log.suffix(10))")
     }
 
     @Test("clients connected to both daemons race bookings for few mechanics: no mechanic is ever booked twice")
