@@ -54,13 +54,11 @@ public struct CommandClient: ~Copyable {
     /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
     /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
     /// the repeats): a reply to any of the attempts is the answer.
-    public func call(_ request: WireRequest, retries: Int = 0) throws(QuotedError) -> WireReply {
-        var request = request
+    public func call(_ request: Request, retries: Int = 0) throws(QuotedError) -> WireReply {
         let id = RequestID.string(UUID().uuidString)
-        request.id = id
         let body: [UInt8]
         do {
-            body = Array(try JSONEncoder().encode(request))
+            body = Array(try JSONEncoder().encode(request.frame(id: id)))
         } catch {
             throw QuotedError(.internal, "cannot encode the request: \(error)")
         }
@@ -108,7 +106,7 @@ public struct CommandClient: ~Copyable {
 
     /// Like ``call(_:retries:)``, but a refusal (`ok: false`) is thrown as
     /// ``QuotedError/Code/refused``.
-    public func checked(_ request: WireRequest, retries: Int = 0) throws(QuotedError) -> WireReply {
+    public func checked(_ request: Request, retries: Int = 0) throws(QuotedError) -> WireReply {
         let reply = try call(request, retries: retries)
         guard reply.ok else {
             throw QuotedError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))

@@ -89,7 +89,7 @@ public struct EventFollower: ~Copyable {
         deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, isStopped: () -> Bool = { false }
     ) throws(QuotedError) {
         // Where the stream stands now: the start for "from now on", the end of the first replay.
-        let lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
+        let lastSeq = try client.checked(.ping).lastSeq ?? 0
         if sequencer.next == nil { sequencer = EventSequencer(since: lastSeq) }
         notice(.following(after: (sequencer.next ?? 1) - 1))
         if sequencer.isBehind(lastSeq: lastSeq) {
@@ -155,7 +155,7 @@ public struct EventFollower: ~Copyable {
     private mutating func catchUp(deliver: (WireEvent) -> Bool, notice: (Notice) -> Void) throws(QuotedError) -> Bool {
         let lastSeq: Int64
         do {
-            lastSeq = try client.checked(WireRequest(op: .ping)).lastSeq ?? 0
+            lastSeq = try client.checked(.ping).lastSeq ?? 0
         } catch  where error.code == .timedOut {
             return true
         }
@@ -169,12 +169,9 @@ public struct EventFollower: ~Copyable {
     ) throws(QuotedError) -> Bool {
         if let announce { notice(.replaying(from: announce, to: last)) }
         while let next = sequencer.next, next <= last {
-            var request = WireRequest(op: .events)
-            request.since = next - 1
-            request.limit = options.replayPage
             let reply: WireReply
             do {
-                reply = try client.checked(request)
+                reply = try client.checked(.events(since: next - 1, limit: options.replayPage))
             } catch  where error.code == .timedOut {
                 return true  // try again at the next gap or idle check
             }

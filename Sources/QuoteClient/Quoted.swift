@@ -85,20 +85,9 @@ public final class Quoted: Sendable {
     /// Submits a quote; retried with its idempotency key until a reply comes, so it is created
     /// once whatever was lost on the way.
     public func submit(_ submission: QuoteSubmission) async throws(QuotedError) -> Outcome {
-        var request = WireRequest(op: .submit)
-        request.customer = submission.submission.customer
-        request.car = submission.submission.car
-        request.services = submission.submission.services
-        request.mechanic = submission.submission.mechanic
-        request.coupon = submission.submission.coupon
-        request.idempotencyKey = submission.idempotencyKey
-        switch submission.booking {
-        case .none: break
-        case .book: request.book = true
-        case .bookOrWait:
-            request.book = true
-            request.wait = true
-        }
+        let request = Request.submit(
+            submission.submission, idempotencyKey: submission.idempotencyKey, book: submission.booking != .none,
+            wait: submission.booking == .bookOrWait)
         return try Self.outcome(try await send(request, retry: true))
     }
 
@@ -107,35 +96,24 @@ public final class Quoted: Sendable {
     public func book(_ quote: Int64, mechanic: String? = nil, wait: Bool = false) async throws(QuotedError)
         -> Outcome
     {
-        var request = WireRequest(op: .book)
-        request.quoteId = quote
-        request.mechanic = mechanic
-        if wait { request.wait = true }
-        return try Self.outcome(try await send(request, retry: false))
+        try Self.outcome(try await send(.book(quoteId: quote, mechanic: mechanic, wait: wait), retry: false))
     }
 
     /// Completes a booked quote: the outcome's quote has its receipt.
     public func complete(_ quote: Int64) async throws(QuotedError) -> Outcome {
-        var request = WireRequest(op: .complete)
-        request.quoteId = quote
-        return try Self.outcome(try await send(request, retry: false))
+        try Self.outcome(try await send(.complete(quoteId: quote), retry: false))
     }
 
     /// Cancels a quote (any state but completed).
     public func cancel(_ quote: Int64, reason: String? = nil) async throws(QuotedError) -> Outcome {
-        var request = WireRequest(op: .cancel)
-        request.quoteId = quote
-        request.reason = reason
-        return try Self.outcome(try await send(request, retry: false))
+        try Self.outcome(try await send(.cancel(quoteId: quote, reason: reason), retry: false))
     }
 
     // MARK: Reads
 
     /// A quote, with the states it went through, oldest first.
     public func quote(_ id: Int64) async throws(QuotedError) -> (quote: WireQuote, history: [WireReply.HistoryStep]) {
-        var request = WireRequest(op: .get)
-        request.quoteId = id
-        let reply = try await send(request, retry: true)
+        let reply = try await send(.get(quoteId: id), retry: true)
         guard let quote = reply.quote else { throw QuotedError(.internal, "quoted's reply to get has no quote") }
         return (quote, reply.history ?? [])
     }
@@ -145,22 +123,18 @@ public final class Quoted: Sendable {
     public func quotes(
         state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int = 100
     ) async throws(QuotedError) -> [WireQuote] {
-        var request = WireRequest(op: .list)
-        request.state = state
-        request.customerSearch = customer
-        request.after = after
-        request.limit = limit
-        return try await send(request, retry: true).quotes ?? []
+        let request = Request.List(state: state, customer: customer, after: after, limit: limit)
+        return try await send(.list(request), retry: true).quotes ?? []
     }
 
     /// Quotes by state, mechanics busy and free, the log's last `seq`, the daemon's activity.
     public func stats() async throws(QuotedError) -> WireReply {
-        try await send(WireRequest(op: .stats), retry: true)
+        try await send(.stats, retry: true)
     }
 
     /// The log's last `seq`; throws when quoted does not answer, or its store is down.
     public func ping() async throws(QuotedError) -> Int64 {
-        let reply = try await send(WireRequest(op: .ping), retry: true)
+        let reply = try await send(.ping, retry: true)
         guard reply.store != "down" else {
             throw QuotedError(.refused, "quoted answers, but its store is down: \(reply.storeError ?? "no answer")")
         }
@@ -169,14 +143,14 @@ public final class Quoted: Sendable {
 
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
     /// only with `retry` (safe for reads, and for a submit with an idempotency key).
-    public func send(_ request: WireRequest, retry: Bool) async throws(QuotedError) -> WireReply {
+    public func send(_ request: Request, retry: Bool) async throws(QuotedError) -> WireReply {
         let retries = retry ? max(0, configuration.retries) : 0
         do {
             return try await thread.run { (client) throws(QuotedError) in try client.checked(request, retries: retries)
             }
         } catch
             where error.code == .timedOut && !retry
-            && request.op.flatMap(Operation.init(rawValue:))?.isWrite == true
+            && request.operation.isWrite
         {
             throw QuotedError(
                 .timedOut, "\(error.message); it may or may not have been applied: read the quote to know")

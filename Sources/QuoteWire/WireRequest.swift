@@ -84,7 +84,8 @@ public enum Operation: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// One request frame, decoded in a single pass: `{"v":1,"op":"...","id":...,...}`.
+/// One request frame's fields: `{"v":1,"op":"...","id":...,...}`, as the daemon decodes them
+/// in a single pass, whatever their order, and as a client's typed ``Request`` writes them.
 ///
 /// Every field is optional here; ``WireRequest/action(currency:)`` checks what each operation needs
 /// and reports every missing or wrong field at once.

@@ -93,7 +93,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// Sends `request` and shows its reply: as JSON with `--json`, otherwise as `render` draws
     /// it; a refusal or a timeout is reported and sets the exit status.
-    func show(_ request: WireRequest, _ render: (WireReply, inout Output) throws(QuotedError) -> Void) async throws {
+    func show(_ request: Request, _ render: (WireReply, inout Output) throws(QuotedError) -> Void) async throws {
         try await withQuoted { (quoted, output) throws(QuotedError) in
             let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
@@ -103,7 +103,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// Sends a request about one quote and shows the quote it returns: as JSON, or as the
     /// quote view (with its history when the reply has one, and its receipt with `receipt`).
-    func showQuote(_ request: WireRequest, receipt: Bool = false) async throws {
+    func showQuote(_ request: Request, receipt: Bool = false) async throws {
         try await show(request) { reply, output in
             guard let quote = reply.quote else { return }
             output.quote(quote, history: reply.history)
@@ -116,7 +116,7 @@ extension Quoted {
     /// Sends `request` and returns its reply, a refusal or a timeout thrown as the CLI's
     /// ``QuotedError``; with `retry`, sent again as the configuration allows (reads, and a
     /// submit with its idempotency key).
-    func checked(_ request: WireRequest, retry: Bool = false) async throws(QuotedError) -> WireReply {
+    func checked(_ request: Request, retry: Bool = false) async throws(QuotedError) -> WireReply {
         try await send(request, retry: retry)
     }
 }

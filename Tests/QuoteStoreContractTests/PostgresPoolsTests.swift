@@ -15,7 +15,7 @@ struct PostgresPoolsTests {
 
     @Test(
         "a store's pool runs inside the service until the store closes; graceful shutdown ends the service with every pool, and a pool started after it never runs",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func poolsRunInsideTheService() async throws {
         var configuration = try PostgresQuoteStore.Configuration(url: PostgresCluster.start().createDatabase())
         configuration.acquireTimeout = .seconds(5)

@@ -20,7 +20,7 @@ struct CatalogCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await global.show(WireRequest(op: .catalog)) { reply, output in
+            try await global.show(.catalog) { reply, output in
                 guard let document = reply.catalog else { return }
                 output.line("catalog version \(reply.catalogVersion ?? 0), in \(document.currency ?? "USD")")
                 output.table(
@@ -77,7 +77,7 @@ struct CatalogCommand: AsyncParsableCommand {
                     "\(file) is not a valid catalog:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
             }
             try await global.withQuoted { (quoted, output) throws(QuotedError) in
-                let current = try await quoted.checked(WireRequest(op: .catalog))
+                let current = try await quoted.checked(.catalog)
                 let changes: [String]
                 do {
                     changes = try (current.catalog?.catalog()).map { $0.difference(to: catalog) } ?? []
@@ -99,9 +99,7 @@ struct CatalogCommand: AsyncParsableCommand {
                     if output.json { output.reply(current) }
                     return
                 }
-                var request = WireRequest(op: .applyCatalog)
-                request.catalog = document
-                let reply = try await quoted.checked(request)
+                let reply = try await quoted.checked(.applyCatalog(document))
                 if output.json { return output.reply(reply) }
                 output.line("catalog version \(reply.catalogVersion ?? 0) in force")
             }

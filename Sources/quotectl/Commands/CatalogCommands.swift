@@ -19,10 +19,7 @@ struct Mechanics: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var request = WireRequest(op: .mechanics)
-        request.free = free ? true : nil
-        request.skill = skill
-        try await global.show(request) { reply, output in
+        try await global.show(.mechanics(freeOnly: free, skill: skill)) { reply, output in
             output.table(
                 ["ID", "NAME", "SKILL", "STATUS", "DUTY", "QUOTE", "FREE SINCE"],
                 (reply.mechanics ?? []).map { mechanic in
@@ -45,7 +42,7 @@ struct Services: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.show(WireRequest(op: .services)) { reply, output in
+        try await global.show(.services) { reply, output in
             output.table(
                 ["SERVICE", "MINIMUM SKILL", "PRICE"],
                 (reply.services ?? []).map { [$0.name, $0.minimumSkill, Output.money($0.priceCents)] })
@@ -60,7 +57,7 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.show(WireRequest(op: .stats)) { reply, output in
+        try await global.show(.stats) { reply, output in
             let counts = reply.counts ?? [:]
             var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
             rows.append(["total", String(counts.values.reduce(0, +))])
@@ -84,7 +81,7 @@ struct Ping: AsyncParsableCommand {
         try await global.withQuoted { (quoted, output) throws(QuotedError) in
             let clock = ContinuousClock()
             let start = clock.now
-            let reply = try await quoted.checked(WireRequest(op: .ping))
+            let reply = try await quoted.checked(.ping)
             let elapsed = clock.now - start
             if output.json { return output.reply(reply) }
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000

@@ -28,12 +28,8 @@ struct List: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var request = WireRequest(op: .list)
-        request.state = state
-        request.customerSearch = customer
-        request.limit = limit
-        request.after = after
-        try await global.show(request) { reply, output in
+        try await global.show(.list(Request.List(state: state, customer: customer, after: after, limit: limit))) {
+            reply, output in
             let quotes = reply.quotes ?? []
             output.table(
                 ["ID", "STATE", "CUSTOMER", "CAR", "PRICE", "MECHANIC", "UPDATED"],

@@ -12,9 +12,7 @@ struct Get: AsyncParsableCommand {
     @Argument(help: "The quote id.") var id: Int64
 
     func run() async throws {
-        var request = WireRequest(op: .get)
-        request.quoteId = id
-        try await global.showQuote(request)
+        try await global.showQuote(.get(quoteId: id))
     }
 }
 
@@ -31,15 +29,10 @@ struct Resolve: AsyncParsableCommand {
     var services: [String] = []
 
     func run() async throws {
-        var request = WireRequest(op: .resolve)
-        request.quoteId = id
-        request.price = price
-        request.year = car.year
-        request.trim = car.trim
-        request.make = car.make
-        request.model = car.model
-        request.services = services.isEmpty ? nil : services
-        try await global.showQuote(request)
+        let resolution = Request.Resolve(
+            year: car.year, trim: car.trim, make: car.make, model: car.model,
+            services: services.isEmpty ? nil : services, price: price)
+        try await global.showQuote(.resolve(quoteId: id, resolution))
     }
 }
 
@@ -60,11 +53,7 @@ struct Book: AsyncParsableCommand {
     var wait = false
 
     func run() async throws {
-        var request = WireRequest(op: .book)
-        request.quoteId = id
-        request.mechanic = mechanic
-        if wait { request.wait = true }
-        try await global.showQuote(request)
+        try await global.showQuote(.book(quoteId: id, mechanic: mechanic, wait: wait))
     }
 }
 
@@ -77,9 +66,7 @@ struct Complete: AsyncParsableCommand {
     @Argument(help: "The quote id.") var id: Int64
 
     func run() async throws {
-        var request = WireRequest(op: .complete)
-        request.quoteId = id
-        try await global.showQuote(request, receipt: true)
+        try await global.showQuote(.complete(quoteId: id), receipt: true)
     }
 }
 
@@ -93,10 +80,7 @@ struct Cancel: AsyncParsableCommand {
     @Option(help: "Why, for the record.") var reason: String?
 
     func run() async throws {
-        var request = WireRequest(op: .cancel)
-        request.quoteId = id
-        request.reason = reason
-        try await global.showQuote(request)
+        try await global.showQuote(.cancel(quoteId: id, reason: reason))
     }
 }
 
@@ -115,9 +99,7 @@ struct Waiting: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var request = WireRequest(op: .waiting)
-        request.limit = limit
-        try await global.show(request) { reply, output in
+        try await global.show(.waiting(limit: limit)) { reply, output in
             let now = Date()
             output.table(
                 ["#", "ID", "CUSTOMER", "PRICE", "WAITING FOR", "SINCE", "WAITED"],

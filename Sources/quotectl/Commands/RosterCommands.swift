@@ -18,10 +18,7 @@ struct MechanicCommand: AsyncParsableCommand {
         @Option(help: "Their skill (junior, apprentice, experienced, master).") var skill: String
 
         func run() async throws {
-            var request = WireRequest(op: .addMechanic)
-            request.name = name
-            request.skill = skill
-            try await MechanicCommand.change(request, saying: "added", global: global)
+            try await MechanicCommand.change(.addMechanic(name: name, skill: skill), saying: "added", global: global)
         }
     }
 
@@ -35,10 +32,8 @@ struct MechanicCommand: AsyncParsableCommand {
         @Option(help: "Their new skill (junior, apprentice, experienced, master).") var skill: String
 
         func run() async throws {
-            var request = WireRequest(op: .updateMechanic)
-            request.mechanic = name
-            request.skill = skill
-            try await MechanicCommand.change(request, saying: "updated", global: global)
+            try await MechanicCommand.change(
+                .updateMechanic(mechanic: name, skill: skill), saying: "updated", global: global)
         }
     }
 
@@ -52,14 +47,12 @@ struct MechanicCommand: AsyncParsableCommand {
         @Argument(help: "The mechanic's name, as in the catalog.") var name: String
 
         func run() async throws {
-            var request = WireRequest(op: .retireMechanic)
-            request.mechanic = name
-            try await MechanicCommand.change(request, saying: "retired", global: global)
+            try await MechanicCommand.change(.retireMechanic(mechanic: name), saying: "retired", global: global)
         }
     }
 
     /// Sends a change of the roster and says what it did.
-    static func change(_ request: WireRequest, saying done: String, global: GlobalOptions) async throws {
+    static func change(_ request: Request, saying done: String, global: GlobalOptions) async throws {
         try await global.show(request) { reply, output in
             if let mechanic = reply.mechanic {
                 output.line("\(mechanic.name) (#\(mechanic.id), \(mechanic.skill)) \(done)")
@@ -93,10 +86,7 @@ struct MechanicCommand: AsyncParsableCommand {
 
     /// Sends `setDuty` and says what it did, with the quote booked when one was.
     static func setDuty(_ name: String, onDuty: Bool, global: GlobalOptions) async throws {
-        var request = WireRequest(op: .setDuty)
-        request.mechanic = name
-        request.onDuty = onDuty
-        try await global.show(request) { reply, output in
+        try await global.show(.setDuty(mechanic: name, onDuty: onDuty)) { reply, output in
             output.line("\(reply.mechanic?.name ?? name) is \(onDuty ? "on" : "off") duty")
             if let quote = reply.quote { output.quote(quote, history: nil) }
         }
@@ -118,9 +108,6 @@ struct Reassign: AsyncParsableCommand {
     @Option(help: "The mechanic to move it to, by name.") var mechanic: String?
 
     func run() async throws {
-        var request = WireRequest(op: .reassign)
-        request.quoteId = id
-        request.mechanic = mechanic
-        try await global.showQuote(request)
+        try await global.showQuote(.reassign(quoteId: id, mechanic: mechanic))
     }
 }

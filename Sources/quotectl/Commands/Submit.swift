@@ -35,39 +35,40 @@ struct Submit: AsyncParsableCommand {
     @Option(help: "Times the submission is sent again, with its idempotency key, when no reply comes in time.")
     var retries = 2
 
-    func request() throws(QuotedError) -> WireRequest {
-        var request = WireRequest(op: .submit)
-        if let file {
+    func request() throws(QuotedError) -> Request {
+        // The file, as a submit request's fields: the submission, its key and its booking.
+        var file = WireRequest(op: .submit)
+        if let path = self.file {
             let data: Data
             do {
                 data =
-                    file == "-"
+                    path == "-"
                     ? FileHandle.standardInput.readDataToEndOfFile()
-                    : try Data(contentsOf: URL(fileURLWithPath: file))
+                    : try Data(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw QuotedError(.usage, "cannot read \(file): \(error.localizedDescription)")
+                throw QuotedError(.usage, "cannot read \(path): \(error.localizedDescription)")
             }
             do {
-                request = try WireCodec().decodeRequest(Array(data)).get()
+                file = try WireCodec().decodeRequest(Array(data)).get()
             } catch {
-                throw QuotedError(.usage, "\(file == "-" ? "standard input" : file) is not a submission: \(error)")
+                throw QuotedError(.usage, "\(path == "-" ? "standard input" : path) is not a submission: \(error)")
             }
-            request.v = 1
-            request.op = Operation.submit.rawValue
         }
-        var customer = request.customer ?? .init()
+        var submission = Submission(
+            customer: file.customer, car: file.car, services: file.services, mechanic: file.mechanic,
+            coupon: file.coupon)
+        var customer = submission.customer ?? .init()
         customer.name = name ?? customer.name
         customer.email = email ?? customer.email
         customer.address = address ?? customer.address
-        if customer != .init() { request.customer = customer }
-        request.car = car.applied(to: request.car)
-        if !services.isEmpty { request.services = services }
-        request.mechanic = mechanic ?? request.mechanic
-        request.coupon = coupon ?? request.coupon
-        if book { request.book = true }
-        if wait { request.wait = true }
-        request.idempotencyKey = idempotencyKey ?? request.idempotencyKey ?? UUID().uuidString.lowercased()
-        return request
+        if customer != .init() { submission.customer = customer }
+        submission.car = car.applied(to: submission.car)
+        if !services.isEmpty { submission.services = services }
+        submission.mechanic = mechanic ?? submission.mechanic
+        submission.coupon = coupon ?? submission.coupon
+        return .submit(
+            submission, idempotencyKey: idempotencyKey ?? file.idempotencyKey ?? UUID().uuidString.lowercased(),
+            book: book || file.book == true, wait: wait || file.wait == true)
     }
 
     func validate() throws {

@@ -55,13 +55,13 @@ struct Top: ParsableCommand {
 
     /// `--once` and `--json`: frames or JSON objects on standard output, no screen control.
     private func stream(_ client: borrowing CommandClient, _ output: Output) throws(QuotedError) {
-        var earlier = try client.checked(WireRequest(op: .stats)).activity
+        var earlier = try client.checked(.stats).activity
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         while !interrupted.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: interval)
-            let reply = try client.checked(WireRequest(op: .stats))
+            let reply = try client.checked(.stats)
             let figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: reply)
             earlier = reply.activity
             if global.json {
@@ -94,7 +94,7 @@ struct Top: ParsableCommand {
             if clock.now >= next {
                 next = clock.now + period
                 do {
-                    let reply = try client.checked(WireRequest(op: .stats))
+                    let reply = try client.checked(.stats)
                     // The first frame shows rates since the daemon started, the rest per interval.
                     figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: reply)
                     earlier = reply.activity
