@@ -123,8 +123,7 @@ public final class Quoted: Sendable {
     public func quotes(
         state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int = 100
     ) async throws(QuotedError) -> [WireQuote] {
-        let request = Request.List(state: state, customer: customer, after: after, limit: limit)
-        return try await send(.list(request), retry: true).quotes ?? []
+        try await send(.list(state: state, customer: customer, after: after, limit: limit), retry: true).quotes ?? []
     }
 
     /// Quotes by state, mechanics busy and free, the log's last `seq`, the daemon's activity.

@@ -10,8 +10,12 @@ public enum Request: Sendable, Hashable {
     /// `book` (waiting in line when no one is free, with `wait`).
     case submit(Submission, idempotencyKey: String? = nil, book: Bool = false, wait: Bool = false)
     case get(quoteId: Int64)
-    case list(List)
-    case resolve(quoteId: Int64, Resolve)
+    /// A page of quotes: in one state, of one customer (an email address, or the start of a
+    /// name), after a quote id.
+    case list(state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int? = nil)
+    /// What support fills in on a pending quote (a manual price in cents, in the resolution),
+    /// or a manual price as text such as `66.25`, for the daemon to read.
+    case resolve(quoteId: Int64, Resolution, price: String? = nil)
     case book(quoteId: Int64, mechanic: String? = nil, wait: Bool = false)
     case complete(quoteId: Int64)
     case cancel(quoteId: Int64, reason: String? = nil)
@@ -28,49 +32,6 @@ public enum Request: Sendable, Hashable {
     case events(since: Int64, limit: Int? = nil)
     case stats
     case ping
-
-    /// A page of quotes, newest first: in one state, of one customer (an email address, or
-    /// the start of a name), older than a quote id.
-    public struct List: Sendable, Hashable {
-        public var state: String?
-        public var customer: String?
-        public var after: Int64?
-        public var limit: Int?
-
-        /// A page; `nil` leaves a filter out.
-        public init(state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int? = nil) {
-            self.state = state
-            self.customer = customer
-            self.after = after
-            self.limit = limit
-        }
-    }
-
-    /// What support fills in on a pending quote: the car's missing details, other services,
-    /// a manual price (`price` as text like `66.25`, or `priceCents`).
-    public struct Resolve: Sendable, Hashable {
-        public var year: Int?
-        public var trim: String?
-        public var make: String?
-        public var model: String?
-        public var services: [String]?
-        public var price: String?
-        public var priceCents: Int64?
-
-        /// A resolution; `nil` leaves a field as it is.
-        public init(
-            year: Int? = nil, trim: String? = nil, make: String? = nil, model: String? = nil,
-            services: [String]? = nil, price: String? = nil, priceCents: Int64? = nil
-        ) {
-            self.year = year
-            self.trim = trim
-            self.make = make
-            self.model = model
-            self.services = services
-            self.price = price
-            self.priceCents = priceCents
-        }
-    }
 
     /// The operation the request is.
     public var operation: Operation {
@@ -113,20 +74,20 @@ public enum Request: Sendable, Hashable {
             frame.wait = wait ? true : nil
         case .get(let quote), .complete(let quote):
             frame.quoteId = quote
-        case .list(let list):
-            frame.state = list.state
-            frame.customerSearch = list.customer
-            frame.after = list.after
-            frame.limit = list.limit
-        case .resolve(let quote, let resolve):
+        case .list(let state, let customer, let after, let limit):
+            frame.state = state
+            frame.customerSearch = customer
+            frame.after = after
+            frame.limit = limit
+        case .resolve(let quote, let resolution, let price):
             frame.quoteId = quote
-            frame.year = resolve.year
-            frame.trim = resolve.trim
-            frame.make = resolve.make
-            frame.model = resolve.model
-            frame.services = resolve.services
-            frame.price = resolve.price
-            frame.priceCents = resolve.priceCents
+            frame.year = resolution.year
+            frame.trim = resolution.trim
+            frame.make = resolution.make
+            frame.model = resolution.model
+            frame.services = resolution.services
+            frame.price = price
+            frame.priceCents = resolution.price?.cents
         case .book(let quote, let mechanic, let wait):
             frame.quoteId = quote
             frame.mechanic = mechanic

@@ -38,11 +38,12 @@ struct RequestTests {
         ),
         Case(request: .get(quoteId: 7), action: .read(.get(QuoteID(7)))),
         Case(
-            request: .list(.init(state: "ready", customer: "ann@example.com", after: 2, limit: 9)),
+            request: .list(state: "ready", customer: "ann@example.com", after: 2, limit: 9),
             action: .read(
                 .list(status: .ready, customer: CustomerSearch("ann@example.com"), after: QuoteID(2), limit: 9))),
         Case(
-            request: .resolve(quoteId: 7, .init(year: 2020, trim: "EX", make: "Honda", model: "Jazz", price: "66.25")),
+            request: .resolve(
+                quoteId: 7, Resolution(year: 2020, trim: "EX", make: "Honda", model: "Jazz"), price: "66.25"),
             action: .write(
                 .resolve(
                     QuoteID(7),
@@ -50,7 +51,8 @@ struct RequestTests {
                         year: 2020, trim: "EX", make: "Honda", model: "Jazz",
                         price: Money(cents: 6_625, currency: .usd))))),
         Case(
-            request: .resolve(quoteId: 7, .init(services: ["Oil Change"], priceCents: 100)),
+            request: .resolve(
+                quoteId: 7, Resolution(services: ["Oil Change"], price: Money(cents: 100, currency: .usd))),
             action: .write(
                 .resolve(QuoteID(7), Resolution(services: ["Oil Change"], price: Money(cents: 100, currency: .usd))))),
         Case(

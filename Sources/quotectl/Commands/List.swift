@@ -28,7 +28,7 @@ struct List: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.show(.list(Request.List(state: state, customer: customer, after: after, limit: limit))) {
+        try await global.show(.list(state: state, customer: customer, after: after, limit: limit)) {
             reply, output in
             let quotes = reply.quotes ?? []
             output.table(

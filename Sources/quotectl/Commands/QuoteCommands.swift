@@ -29,10 +29,10 @@ struct Resolve: AsyncParsableCommand {
     var services: [String] = []
 
     func run() async throws {
-        let resolution = Request.Resolve(
+        let resolution = Resolution(
             year: car.year, trim: car.trim, make: car.make, model: car.model,
-            services: services.isEmpty ? nil : services, price: price)
-        try await global.showQuote(.resolve(quoteId: id, resolution))
+            services: services.isEmpty ? nil : services)
+        try await global.showQuote(.resolve(quoteId: id, resolution, price: price))
     }
 }
 
