@@ -60,6 +60,11 @@ let package = Package(
             name: "Threads",
             swiftSettings: swiftSettings
         ),
+        // A growable byte buffer for writers: the JSON writer's and the stored codecs'.
+        .target(
+            name: "Bytes",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Domain
         .target(
@@ -70,7 +75,7 @@ let package = Package(
         // MARK: Wire protocol
         .target(
             name: "QuoteWire",
-            dependencies: ["QuoteCore", "QuoteStore", "QuoteRules"],
+            dependencies: ["Bytes", "QuoteCore", "QuoteStore", "QuoteRules"],
             swiftSettings: swiftSettings
         ),
 
@@ -84,13 +89,13 @@ let package = Package(
         // MARK: Rules
         .target(
             name: "QuoteRules",
-            dependencies: ["QuoteCore", "QuoteStore"],
+            dependencies: ["Bytes", "QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
         // The stored form of quotes and histories, shared by the stores.
         .target(
             name: "QuoteStoreCodec",
-            dependencies: ["QuoteCore", "QuoteStore"],
+            dependencies: ["Bytes", "QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -299,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuoteWireTests",
-            dependencies: ["QuoteCore", "QuoteRules", "QuoteStore", "QuoteWire"],
+            dependencies: ["Bytes", "QuoteCore", "QuoteRules", "QuoteStore", "QuoteWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import Bytes
 package import Foundation
 package import QuoteCore
 
@@ -107,66 +108,30 @@ package enum QuoteCodec {
 /// uniqueness and room each time, which would be half the work of encoding a quote.
 /// Noncopyable, so the buffer has one owner and is freed once.
 private struct Writer: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var count = 0
-    private var capacity = 512
-
-    init() { base = .allocate(capacity: capacity) }
-
-    deinit { base.deallocate() }
+    private var output = ByteOutput(capacity: 512)
 
     /// What has been written, copied out.
-    var data: Data { Data(bytes: base, count: count) }
+    var data: Data { output.withUnsafeBytes { Data($0) } }
 
-    private mutating func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
-        capacity = max(capacity * 2, count + extra)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.initialize(from: base, count: count)
-        base.deallocate()
-        base = grown
-    }
+    mutating func byte(_ value: UInt8) { output.append(value) }
 
-    mutating func byte(_ value: UInt8) {
-        reserve(1)
-        base[count] = value
-        count += 1
-    }
-
-    mutating func unsigned(_ value: UInt64) {
-        reserve(10)
-        var value = value
-        while value >= 0x80 {
-            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
-            count += 1
-            value >>= 7
-        }
-        base[count] = UInt8(value)
-        count += 1
-    }
+    /// `value` as unsigned LEB128.
+    mutating func unsigned(_ value: UInt64) { output.appendLEB128(value) }
 
     mutating func int(_ value: Int64) { unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
     mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
-            unsigned(UInt64(utf8.count))
-            append(UnsafeRawBufferPointer(utf8))
+            output.appendLEB128(UInt64(utf8.count))
+            output.append(UnsafeRawBufferPointer(utf8))
         }
-    }
-
-    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        reserve(bytes.count)
-        if let source = bytes.baseAddress {
-            (base + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        }
-        count += bytes.count
     }
 
     mutating func bool(_ value: Bool) { byte(value ? 1 : 0) }
 
     mutating func date(_ value: Date) {
-        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { append($0) }
+        withUnsafeBytes(of: value.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { output.append($0) }
     }
 
     mutating func optional<T>(_ value: T?, _ write: (inout Writer, T) -> Void) {

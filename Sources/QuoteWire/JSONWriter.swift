@@ -1,3 +1,4 @@
+import Bytes
 import Foundation
 import QuoteCore
 
@@ -5,15 +6,15 @@ import QuoteCore
 /// `JSONEncoder`: on this machine Foundation's encoder manages a few tens of thousands of
 /// nested quotes a second, a fraction of what one I/O thread must publish.
 ///
-/// The bytes go into a buffer of its own (`Output`), not an `Array`: every `append` to an
-/// array checks that its storage is unique and has room, and `append(contentsOf:)` goes
-/// through a generic path, and on this path those checks cost more than the bytes. The
-/// writer and its buffer are noncopyable structs, not a class,
+/// The bytes go into a `ByteOutput` (module `Bytes`, shared with the stored codecs), not an
+/// `Array`: every `append` to an array checks that its storage is unique and has room, and
+/// `append(contentsOf:)` goes through a generic path, and on this path those checks cost more
+/// than the bytes. The writer and its buffer are noncopyable structs, not a class,
 /// so that no access pays for a runtime exclusivity check. Which containers need a comma
 /// before their next value is a bit per nesting level, not an array of flags.
 struct JSONWriter: ~Copyable {
     /// The bytes written so far; the other `JSONWriter` files append through it.
-    var output: JSONOutput
+    var output: ByteOutput
     /// Bit `n` set: the container at depth `n` has a value, so the next one needs a comma.
     private var commas: UInt64 = 0
     private var depth = 0
@@ -22,7 +23,7 @@ struct JSONWriter: ~Copyable {
     let dates: DateCache?
 
     init(capacity: Int = 1_024, dates: DateCache? = nil) {
-        output = JSONOutput(capacity: capacity)
+        output = ByteOutput(capacity: capacity)
         self.dates = dates
     }
 

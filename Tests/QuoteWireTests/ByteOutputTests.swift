@@ -1,0 +1,52 @@
+import Bytes
+import Testing
+
+@Suite("The byte output writers append to")
+struct ByteOutputTests {
+    @Test("appends of every length, across many growths, keep every byte in order")
+    func appendsKeepEveryByte() {
+        var output = ByteOutput(capacity: 1)
+        var expected: [UInt8] = []
+        for length in 0...40 {
+            let chunk = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ length) }
+            chunk.withUnsafeBytes { output.append($0) }
+            expected += chunk
+            output.append(UInt8(length))
+            expected.append(UInt8(length))
+            output.append(0xFE, 0xFF)
+            expected += [0xFE, 0xFF]
+        }
+        output.append("done")
+        expected += Array("done".utf8)
+        #expect(output.array == expected)
+        #expect(output.count == expected.count)
+        #expect(Array(output.bytes(from: expected.count - 4)) == Array("done".utf8))
+    }
+
+    @Test("numbers are written in decimal, fixed widths zero-padded", arguments: [0, 7, 10, 1_234_567, UInt64.max])
+    func digits(_ value: UInt64) {
+        var output = ByteOutput(capacity: 4)
+        output.appendDigits(value)
+        output.appendFixed(value, width: 3)
+        let text = String(value)
+        let fixed = String(repeating: "0", count: max(0, 3 - text.count)) + text.suffix(3)
+        #expect(String(decoding: output.array, as: UTF8.self) == text + fixed)
+    }
+
+    @Test("a writer in place gets the room it asked for, and no more than that is kept")
+    func writeInPlace() {
+        var output = ByteOutput(capacity: 64)
+        output.write(upTo: 3) { target in
+            target[0] = 1
+            target[1] = 2
+            return 2
+        }
+        output.write(upTo: 2) { target in
+            target[0] = 3
+            target[1] = 4
+            return 5
+        }
+        output.write(upTo: 1) { _ in -1 }
+        #expect(output.array == [1, 2, 3, 4])
+    }
+}
