@@ -21,21 +21,11 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        let (level, logger) = Startup.bootstrapLogging()
-        let pools = PostgresPools()
         let options = options
-        let daemon = ClosureService {
-            let daemon = try await Startup.prepareRaisingOpenFiles(
-                options: options, level: level, pools: pools, logger: logger)
+        try await Startup.run(options: options, gracefulShutdownSignals: [.sigterm, .sigint]) { daemon, level, logger in
             try await Self.serve(daemon, options: options, level: level, logger: logger)
         }
-        // A group shuts its services down in the reverse of their order: the PostgreSQL pools
-        // last, once the daemon's services no longer use them.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [pools, daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
-        logger.notice("quoted stopped")
+        Logger(label: "quoted").notice("quoted stopped")
     }
 
     /// The daemon's services on the open store, as a group within the process's, until its
@@ -77,12 +67,7 @@ struct Repair: AsyncParsableCommand {
     @OptionGroup var options: DaemonOptions
 
     func run() async throws {
-        let (level, logger) = Startup.bootstrapLogging()
-        let pools = PostgresPools()
-        let options = options
-        let repair = ClosureService {
-            let daemon = try await Startup.prepareRaisingOpenFiles(
-                options: options, level: level, pools: pools, logger: logger)
+        try await Startup.run(options: options) { daemon, _, logger in
             let violations = try await daemon.store.integrityViolations()
             let repaired = try await Rulebook().repair(violations, catalog: daemon.catalog.current, in: daemon.store)
             for violation in repaired {
@@ -90,7 +75,6 @@ struct Repair: AsyncParsableCommand {
             }
             logger.notice("repair finished", metadata: ["repaired": "\(repaired.count)"])
         }
-        try await ServiceGroup(configuration: .init(services: [pools, repair], logger: logger)).run()
     }
 }
 
@@ -111,6 +95,30 @@ struct Startup {
     /// How long one store call may go unanswered before the watchdog stops hearing from the
     /// daemon: twice the longest the store is configured to wait, and never under the default.
     var storeStallLimit = CommandServer.defaultStoreStallLimit
+
+    /// Runs `body` on the prepared daemon (configuration read, store open), as a service of
+    /// the process's group after the one that runs the PostgreSQL pools. A group shuts its
+    /// services down in the reverse of their order: the pools last, once `body` no longer
+    /// uses them.
+    static func run(
+        options: DaemonOptions, gracefulShutdownSignals: [UnixSignal] = [],
+        _ body: @escaping @Sendable (Startup, SharedLogLevel, Logger) async throws -> Void
+    ) async throws {
+        let (level, logger) = bootstrapLogging()
+        let pools = PostgresPools()
+        let work = ClosureService {
+            let daemon = try await prepareRaisingOpenFiles(options: options, level: level, pools: pools, logger: logger)
+            try await body(daemon, level, logger)
+        }
+        // `body` returning ends the process: the group shuts the pools down.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: pools),
+                    .init(service: work, successTerminationBehavior: .gracefullyShutdownGroup),
+                ], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        try await group.run()
+    }
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
     static func bootstrapLogging() -> (SharedLogLevel, Logger) {

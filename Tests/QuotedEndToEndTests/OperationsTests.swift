@@ -52,6 +52,18 @@ struct OperationsTests {
         #expect(output.contains("\"lots\" is not a whole number"))
     }
 
+    @Test("quoted repair on a sound store repairs nothing, says so, and exits 0")
+    func repairOfASoundStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("repair-\(UUID().uuidString)")
+            .path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
+        process.arguments = ["repair", "--state-dir", directory]
+        let result = try process.runToEnd()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("repair finished repaired=0"), "\(result.stderr)")
+    }
+
     @Test(
         "binding beyond loopback without security stops start-up with exit 78 naming the key; allowInsecure lets it bind",
         arguments: ["--endpoint", "--events"])
