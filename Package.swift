@@ -299,7 +299,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuoteClientTests",
-            dependencies: ["QuoteClient", "QuoteCore"],
+            dependencies: ["QuoteClient", "QuoteCore", "QuoteWire", "ZeroMQ"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

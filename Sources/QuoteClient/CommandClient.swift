@@ -21,6 +21,11 @@ public struct CommandClient: ~Copyable {
         do {
             let socket = try Socket(context, type: .dealer)
             try socket.set(.linger, 0)
+            // A request that cannot even be queued (no connection to queue it for) fails by
+            // the reply's deadline instead of blocking the caller for good.
+            let (seconds, attoseconds) = timeout.components
+            let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
+            try socket.set(.sendTimeout, Int32(milliseconds))
             try curve?.configure(socket)
             let endpoints = Self.endpoints(endpoint)
             // Several daemons: requests go only to those connected, so a daemon that is down
