@@ -89,7 +89,7 @@ let package = Package(
         // MARK: Rules
         .target(
             name: "QuoteRules",
-            dependencies: ["Bytes", "QuoteCore", "QuoteStore"],
+            dependencies: ["QuoteCore", "QuoteStore"],
             swiftSettings: swiftSettings
         ),
         // The stored form of quotes and histories, shared by the stores.

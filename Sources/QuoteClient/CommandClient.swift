@@ -67,8 +67,18 @@ public struct CommandClient: ~Copyable {
         } catch {
             throw QuotedError(.internal, "cannot encode the request: \(error)")
         }
+        // Whether an attempt was queued: a send that finds no connection to queue it for (every
+        // daemon down, with several endpoints) times out, which counts as an attempt unanswered.
+        func send() throws(ZeroMQError) -> Bool {
+            do {
+                try socket.send(multipart: [[], body])
+                return true
+            } catch  where error.code == .timeout {
+                return false
+            }
+        }
         do {
-            try socket.send(multipart: [[], body])
+            var queued = try send()
             var poller = Poller()
             poller.register(socket)
             let clock = ContinuousClock()
@@ -76,10 +86,10 @@ public struct CommandClient: ~Copyable {
             var attemptsLeft = max(0, retries)
             while true {
                 let remaining = deadline - clock.now
-                guard remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
+                guard queued, remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
                     if attemptsLeft > 0 {
                         attemptsLeft -= 1
-                        try socket.send(multipart: [[], body])
+                        queued = try send()
                         deadline = clock.now + timeout
                         continue
                     }

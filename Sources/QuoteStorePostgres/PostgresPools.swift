@@ -44,7 +44,8 @@ public final class PostgresPools: Service, Sendable {
         (jobs, submit) = AsyncStream.makeStream()
     }
 
-    /// Runs every pool started, until graceful shutdown or cancellation ends them all.
+    /// Runs every pool started, until graceful shutdown or cancellation ends them all. Call it
+    /// once.
     public func run() async {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
@@ -78,7 +79,11 @@ public final class PostgresPools: Service, Sendable {
             running = true
             break
         }
-        guard running else { return nil }
+        guard running else {
+            // This service ended, or the caller was cancelled: the pool must not run on.
+            self.retire(id)
+            return nil
+        }
         // The child calls `run()` next; a lease asked for before it would log a warning.
         await Task.yield()
         return Running(id: id, pools: self)

@@ -86,8 +86,8 @@ final class PostgresPrimary: Sendable {
         self.onFailover = onFailover
     }
 
-    /// The pool requests use now.
-    var pool: Pool { state.withLock { $0.pool } }
+    /// The pool requests use now; `nil` once the store is closed.
+    var pool: Pool? { state.withLock { $0.closed ? nil : $0.pool } }
 
     var availability: Availability {
         state.withLock { state in

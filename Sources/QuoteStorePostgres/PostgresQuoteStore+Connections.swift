@@ -18,7 +18,7 @@ extension PostgresQuoteStore {
     ) async throws(StoreError) -> T {
         // Once the server is known down, check it at once.
         let firstCheck: Duration = reachable.load(ordering: .relaxed) ? .seconds(1) : .zero
-        let pool = primary.pool
+        guard let pool = primary.pool else { throw StoreError(.unavailable, "PostgreSQL: the store is closed") }
         let (host, port, limit, running) = (pool.host.name, pool.host.port, acquireTimeout, transactionTimeout)
         let client = pool.client
         // The lease is never cancelled (the pool does not always give up a lease cancelled

@@ -17,9 +17,9 @@ extension PostgresQuoteStore {
     /// was sent while it was not is lost); when the connection fails, it listens again a
     /// second later.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {
-        while !Task.isCancelled {
+        while !Task.isCancelled, let pool = primary.pool {
             do {
-                try await primary.pool.client.withConnection { connection in
+                try await pool.client.withConnection { connection in
                     try await connection.listen(on: Self.appendsChannel) { notifications in
                         hint()
                         for try await notification in notifications where notification.payload != instance {

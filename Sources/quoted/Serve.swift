@@ -107,7 +107,17 @@ struct Startup {
         let (level, logger) = bootstrapLogging()
         let pools = PostgresPools()
         let work = ClosureService {
-            let daemon = try await prepareRaisingOpenFiles(options: options, level: level, pools: pools, logger: logger)
+            let daemon = try await withGracefulShutdownHandler {
+                try await prepareRaisingOpenFiles(options: options, level: level, pools: pools, logger: logger)
+            } onGracefulShutdown: {
+                // Nothing is acknowledged before start-up ends, and a migration cut short is
+                // rolled back: a stop asked for now (say, while another daemon migrates and
+                // holds the lock) ends the process at once, as the signal itself once did.
+                logger.notice("stopped during start-up")
+                _exit(0)
+            }
+            // A stop asked for just as start-up ended: the daemon never starts serving.
+            guard !Task.isShuttingDownGracefully else { return }
             try await body(daemon, level, logger)
         }
         // `body` returning ends the process: the group shuts the pools down.

@@ -60,6 +60,47 @@ struct PostgresTests {
         #expect(first.waitForLog { $0.contains { $0.contains("quoted stopped") } }, "\(first.log.suffix(10))")
     }
 
+    @Test(
+        "SIGTERM while start-up waits for another daemon's migration lock stops the daemon at once; it never serves",
+        .timeLimit(.minutes(3)))
+    func stopDuringStartUp() throws {
+        let cluster = try PostgresCluster.start()
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        func advisoryLocks(granted: Bool) throws -> String {
+            try cluster.sql(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted = \(granted)", database: database
+            )
+        }
+        // Another session holds the migration lock, as a daemon migrating would.
+        let holder = try cluster.session(
+            "SELECT pg_advisory_lock(7305173021); SELECT pg_sleep(300)", database: database)
+        defer { holder.terminate() }
+        while try advisoryLocks(granted: true) != "1" {}
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stop-\(UUID().uuidString)").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.path("quoted"))
+        process.arguments = [
+            "--postgres", url, "--state-dir", directory, "--endpoint", "tcp://127.0.0.1:0", "--events",
+            "tcp://127.0.0.1:0",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.spawn()
+        // Start-up waits for the lock.
+        while process.isRunning, try advisoryLocks(granted: false) != "1" {}
+        #expect(process.isRunning, "quoted ended before it waited for the lock")
+        kill(process.processIdentifier, SIGTERM)
+        let exited = process.waitUntilExit(within: .seconds(60))
+        #expect(exited, "quoted went on waiting after SIGTERM")
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("stopped during start-up"), "\(log)")
+        #expect(!log.contains("quoted ready"), "\(log)")
+    }
+
     @Test("clients connected to both daemons race bookings for few mechanics: no mechanic is ever booked twice")
     func racingDaemonsNeverDoubleBook() throws {
         let url = try PostgresCluster.start().createDatabase()
