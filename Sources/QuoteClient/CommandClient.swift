@@ -21,16 +21,18 @@ public struct CommandClient: ~Copyable {
         do {
             let socket = try Socket(context, type: .dealer)
             try socket.set(.linger, 0)
-            // A request that cannot even be queued (no connection to queue it for) fails by
-            // the reply's deadline instead of blocking the caller for good.
-            let (seconds, attoseconds) = timeout.components
-            let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
-            try socket.set(.sendTimeout, Int32(milliseconds))
             try curve?.configure(socket)
             let endpoints = Self.endpoints(endpoint)
             // Several daemons: requests go only to those connected, so a daemon that is down
-            // holds none of them.
-            if endpoints.count > 1 { try socket.set(.immediate, true) }
+            // holds none of them. With every one down, a request cannot even be queued: it
+            // fails by the reply's deadline instead of blocking the caller for good. (With one
+            // endpoint a request is always queued, for the connection to come.)
+            if endpoints.count > 1 {
+                try socket.set(.immediate, true)
+                let (seconds, attoseconds) = timeout.components
+                let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
+                try socket.set(.sendTimeout, Int32(milliseconds))
+            }
             for one in endpoints { try socket.connect(one) }
             self.socket = socket
         } catch {
