@@ -15,22 +15,27 @@ extension DaemonConfiguration {
         /// A whole number's allowed values.
         public let range: ClosedRange<Int>?
 
+        /// What the flag's `--help` says of it, before its default.
+        let help: String?
+
         /// A key whose default, if any, is `defaultText`.
-        init(_ name: String, flag: String? = nil, default defaultText: String? = nil) {
+        init(_ name: String, flag: String? = nil, default defaultText: String? = nil, help: String? = nil) {
             self.name = name
             self.flag = flag
             self.defaultText = defaultText
             self.integerDefault = nil
             self.range = nil
+            self.help = help
         }
 
         /// A whole number within `range`, `fallback` when unset.
-        init(_ name: String, flag: String? = nil, default fallback: Int, range: ClosedRange<Int>) {
+        init(_ name: String, flag: String? = nil, default fallback: Int, range: ClosedRange<Int>, help: String? = nil) {
             self.name = name
             self.flag = flag
             self.defaultText = "\(fallback)"
             self.integerDefault = fallback
             self.range = range
+            self.help = help
         }
 
         /// `QUOTED_` and the name in capitals, words and sections split by `_`:
@@ -50,23 +55,37 @@ extension DaemonConfiguration {
             return variable
         }
 
-        /// `(default X)`, or nothing without a default: for `--help`.
-        public var defaultHelp: String { defaultText.map { " (default \($0))" } ?? "" }
+        /// What `quoted --help` says of the key's flag: what it sets, then its default.
+        public var flagHelp: String { "\(help ?? name)\(defaultText.map { " (default \($0))" } ?? "")." }
 
-        public static let endpoint = Key("endpoint", flag: "endpoint", default: "tcp://127.0.0.1:5555")
-        public static let events = Key("events", flag: "events", default: "tcp://127.0.0.1:5556")
-        public static let stateDirectory = Key("stateDirectory", flag: "state-dir", default: "var/quoted")
-        public static let catalog = Key("catalog", flag: "catalog")
+        public static let endpoint = Key(
+            "endpoint", flag: "endpoint", default: "tcp://127.0.0.1:5555", help: "The ROUTER endpoint for commands")
+        public static let events = Key(
+            "events", flag: "events", default: "tcp://127.0.0.1:5556", help: "The PUB endpoint for events")
+        public static let stateDirectory = Key(
+            "stateDirectory", flag: "state-dir", default: "var/quoted", help: "Where the SQLite database lives")
+        public static let catalog = Key(
+            "catalog", flag: "catalog",
+            help: "A YAML or JSON catalog file, seeding a store that has none (default: the built-in catalog)")
         public static let maxMessageBytes = Key(
-            "maxMessageBytes", flag: "max-message-bytes", default: 65_536, range: 256...16_777_216)
-        public static let logLevel = Key("logLevel", flag: "log-level", default: "info")
+            "maxMessageBytes", flag: "max-message-bytes", default: 65_536, range: 256...16_777_216,
+            help: "The largest request answered")
+        public static let logLevel = Key(
+            "logLevel", flag: "log-level", default: "info",
+            help: "trace, debug, info, notice, warning, error or critical")
         public static let retentionHours = Key(
-            "retention.minimumAgeHours", flag: "retention-hours", default: 168, range: 0...87_600)
+            "retention.minimumAgeHours", flag: "retention-hours", default: 168, range: 0...87_600,
+            help: "Events younger than this are never pruned")
         public static let retentionEvents = Key(
-            "retention.minimumEvents", flag: "retention-events", default: 100_000, range: 0...1_000_000_000)
+            "retention.minimumEvents", flag: "retention-events", default: 100_000, range: 0...1_000_000_000,
+            help: "At least this many latest events are kept")
         public static let maxBatch = Key("maxBatch", default: 1_024, range: 1...10_000)
-        public static let serverKeyFile = Key("security.serverKey", flag: "server-key")
-        public static let clientsDirectory = Key("security.clientsDirectory", flag: "clients")
+        public static let serverKeyFile = Key(
+            "security.serverKey", flag: "server-key",
+            help: "The daemon's secret CURVE certificate (NAME.key_secret); with --clients, both sockets require CURVE")
+        public static let clientsDirectory = Key(
+            "security.clientsDirectory", flag: "clients",
+            help: "The allow-list: one public certificate per client, with its role")
         public static let allowInsecure = Key("allowInsecure", default: "false")
         public static let maxConnections = Key("maxConnections", default: 4_096, range: 1...1_000_000)
         public static let highWaterMark = Key("highWaterMark", default: 10_000, range: 1...10_000_000)

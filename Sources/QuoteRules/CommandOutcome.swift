@@ -25,12 +25,6 @@ public struct CommandOutcome: Sendable, Hashable {
     public struct Duty: Sendable, Hashable {
         public var mechanic: Mechanic
         public var onDuty: Bool
-
-        /// Creates a duty.
-        public init(mechanic: Mechanic, onDuty: Bool) {
-            self.mechanic = mechanic
-            self.onDuty = onDuty
-        }
     }
 
     /// Creates an outcome.

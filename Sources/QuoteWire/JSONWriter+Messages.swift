@@ -73,6 +73,14 @@ extension JSONWriter {
         field("price", price)
     }
 
+    /// The members of one step of a quote's history.
+    private mutating func historyStep(_ step: WireReply.HistoryStep) {
+        field("from", step.from)
+        field("to", step.to)
+        field("at", step.at)
+        field("seq", step.seq)
+    }
+
     mutating func pendingReasons(_ reasons: [PendingReason]) {
         objects(reasons) { writer, reason in
             writer.field("code", reason.code)
@@ -178,12 +186,7 @@ extension JSONWriter {
             raw(encodedQuote.json)
         }
         field("history", value.history) { writer, history in
-            writer.objects(history) { writer, step in
-                writer.field("from", step.from)
-                writer.field("to", step.to)
-                writer.field("at", step.at)
-                writer.field("seq", step.seq)
-            }
+            writer.objects(history) { $0.historyStep($1) }
         }
         field("replayed", value.replayed)
         field("bookingError", value.bookingError) { $0.error($1) }

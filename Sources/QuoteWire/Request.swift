@@ -59,67 +59,80 @@ public enum Request: Sendable, Hashable {
         }
     }
 
+    /// The quote a request on one quote is about.
+    public var quoteId: Int64? {
+        switch self {
+        case .get(let quote), .complete(let quote), .resolve(let quote, _, _), .book(let quote, _, _),
+            .cancel(let quote, _), .reassign(let quote, _):
+            quote
+        case .submit, .list, .waiting, .mechanics, .services, .setDuty, .addMechanic, .updateMechanic,
+            .retireMechanic, .catalog, .applyCatalog, .events, .stats, .ping:
+            nil
+        }
+    }
+
+    /// The mechanic a request names, by name: the one it asks for (a submission's, a
+    /// booking's, a reassignment's), or the one of the roster it changes.
+    public var mechanic: String? {
+        switch self {
+        case .submit(let submission, _, _, _): submission.mechanic
+        case .book(_, let mechanic, _), .reassign(_, let mechanic): mechanic
+        case .setDuty(let mechanic, _), .updateMechanic(let mechanic, _), .retireMechanic(let mechanic): mechanic
+        case .get, .list, .resolve, .complete, .cancel, .waiting, .mechanics, .services, .addMechanic, .catalog,
+            .applyCatalog, .events, .stats, .ping:
+            nil
+        }
+    }
+
     /// The frame's fields: `v`, `op`, `id` and what the operation takes (a flag only when set).
     public func frame(id: RequestID? = nil) -> WireRequest {
         var frame = WireRequest(op: operation, id: id)
+        frame.quoteId = quoteId
+        frame.mechanic = mechanic
         switch self {
         case .submit(let submission, let idempotencyKey, let book, let wait):
             frame.customer = submission.customer
             frame.car = submission.car
             frame.services = submission.services
-            frame.mechanic = submission.mechanic
             frame.coupon = submission.coupon
             frame.idempotencyKey = idempotencyKey
             frame.book = book ? true : nil
             frame.wait = wait ? true : nil
-        case .get(let quote), .complete(let quote):
-            frame.quoteId = quote
         case .list(let state, let customer, let after, let limit):
             frame.state = state
             frame.customerSearch = customer
             frame.after = after
             frame.limit = limit
-        case .resolve(let quote, let resolution, let price):
-            frame.quoteId = quote
-            frame.year = resolution.year
-            frame.trim = resolution.trim
-            frame.make = resolution.make
-            frame.model = resolution.model
+        case .resolve(_, let resolution, let price):
+            frame.year = resolution.car?.year
+            frame.trim = resolution.car?.trim
+            frame.make = resolution.car?.make
+            frame.model = resolution.car?.model
             frame.services = resolution.services
             frame.price = price
             frame.priceCents = resolution.price?.cents
-        case .book(let quote, let mechanic, let wait):
-            frame.quoteId = quote
-            frame.mechanic = mechanic
+        case .book(_, _, let wait):
             frame.wait = wait ? true : nil
-        case .cancel(let quote, let reason):
-            frame.quoteId = quote
+        case .cancel(_, let reason):
             frame.reason = reason
-        case .reassign(let quote, let mechanic):
-            frame.quoteId = quote
-            frame.mechanic = mechanic
         case .waiting(let limit):
             frame.limit = limit
         case .mechanics(let freeOnly, let skill):
             frame.free = freeOnly ? true : nil
             frame.skill = skill
-        case .setDuty(let mechanic, let onDuty):
-            frame.mechanic = mechanic
+        case .setDuty(_, let onDuty):
             frame.onDuty = onDuty
         case .addMechanic(let name, let skill):
             frame.name = name
             frame.skill = skill
-        case .updateMechanic(let mechanic, let skill):
-            frame.mechanic = mechanic
+        case .updateMechanic(_, let skill):
             frame.skill = skill
-        case .retireMechanic(let mechanic):
-            frame.mechanic = mechanic
         case .applyCatalog(let document):
             frame.catalog = document
         case .events(let since, let limit):
             frame.since = since
             frame.limit = limit
-        case .services, .catalog, .stats, .ping:
+        case .get, .complete, .reassign, .retireMechanic, .services, .catalog, .stats, .ping:
             break
         }
         return frame

@@ -19,18 +19,6 @@ public struct WireReply: Codable, Sendable, Hashable {
         public var freeSince: Date?
         /// Whether they take new bookings.
         public var onDuty: Bool?
-
-        public init(
-            id: Int64, name: String, skill: String, busy: Bool, quoteId: Int64?, freeSince: Date?, onDuty: Bool? = nil
-        ) {
-            self.id = id
-            self.name = name
-            self.skill = skill
-            self.busy = busy
-            self.quoteId = quoteId
-            self.freeSince = freeSince
-            self.onDuty = onDuty
-        }
     }
 
     public struct HistoryStep: Codable, Sendable, Hashable {
@@ -38,13 +26,6 @@ public struct WireReply: Codable, Sendable, Hashable {
         public var to: String
         public var at: Date
         public var seq: Int64
-
-        public init(from: String?, to: String, at: Date, seq: Int64) {
-            self.from = from
-            self.to = to
-            self.at = at
-            self.seq = seq
-        }
     }
 
     /// For `stats`: what the answering daemon did since it started (one daemon's share when

@@ -273,8 +273,8 @@ extension WireRequest {
             if services?.isEmpty == true {
                 problems.append(Problem(field: "services", message: "must list at least one service"))
             }
-            let resolution = Resolution(
-                year: year, trim: trim, make: make, model: model, services: services, price: amount)
+            let car = Submission.CarInput(make: make, model: model, year: year, trim: trim)
+            let resolution = Resolution(car: car == .init() ? nil : car, services: services, price: amount)
             action = .write(.resolve(quote(), resolution))
         case .book: action = .write(.book(quote(), mechanic: mechanic, wait: wait ?? false))
         case .complete: action = .write(.complete(quote()))

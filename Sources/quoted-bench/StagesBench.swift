@@ -20,12 +20,12 @@ struct StagesBench: ParsableCommand {
         abstract: "The daemon's work per submission without sockets: decode, commit, encode.")
 
     @Option(help: "Submissions in all.") var submissions = 20_000
-    @Option(help: "Submissions per batch (the daemon's group commit).") var batch = 256
-    @Option(help: "Quotes stored first, through the same path, not measured.") var preload = 0
-    @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
     @Option(
         help: "Instead of submissions: this many book + complete cycles, a batch of books then a batch of completes.")
     var cycles: Int?
+    @Option(help: "Submissions per batch (the daemon's group commit).") var batch = 256
+    @Option(help: "Quotes stored first, through the same path, not measured.") var preload = 0
+    @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
     func run() throws {

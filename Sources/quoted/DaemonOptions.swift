@@ -9,38 +9,16 @@ import SystemPackage
 struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("config"), help: "A YAML configuration file (see deploy/quoted.yaml).")
     var configFile: String?
-    @Option(name: Key.endpoint.long, help: "The ROUTER endpoint for commands\(Key.endpoint.defaultHelp).")
-    var endpoint: String?
-    @Option(name: Key.events.long, help: "The PUB endpoint for events\(Key.events.defaultHelp).")
-    var events: String?
-    @Option(name: Key.stateDirectory.long, help: "Where the SQLite database lives\(Key.stateDirectory.defaultHelp).")
-    var stateDirectory: String?
-    @Option(
-        name: Key.catalog.long,
-        help: "A YAML or JSON catalog file, seeding a store that has none (default: the built-in catalog).")
-    var catalog: String?
-    @Option(
-        name: Key.maxMessageBytes.long, help: "The largest request answered\(Key.maxMessageBytes.defaultHelp).")
-    var maxMessageBytes: Int?
-    @Option(
-        name: Key.logLevel.long,
-        help: "trace, debug, info, notice, warning, error or critical\(Key.logLevel.defaultHelp).")
-    var logLevel: String?
-    @Option(
-        name: Key.retentionHours.long,
-        help: "Events younger than this are never pruned\(Key.retentionHours.defaultHelp).")
-    var retentionHours: Int?
-    @Option(
-        name: Key.retentionEvents.long,
-        help: "At least this many latest events are kept\(Key.retentionEvents.defaultHelp).")
-    var retentionEvents: Int?
-    @Option(
-        name: Key.serverKeyFile.long,
-        help: "The daemon's secret CURVE certificate (NAME.key_secret); with --clients, both sockets require CURVE.")
-    var serverKey: String?
-    @Option(
-        name: Key.clientsDirectory.long, help: "The allow-list: one public certificate per client, with its role.")
-    var clientsDirectory: String?
+    @Option(name: Key.endpoint.long, help: Key.endpoint.argumentHelp) var endpoint: String?
+    @Option(name: Key.events.long, help: Key.events.argumentHelp) var events: String?
+    @Option(name: Key.stateDirectory.long, help: Key.stateDirectory.argumentHelp) var stateDirectory: String?
+    @Option(name: Key.catalog.long, help: Key.catalog.argumentHelp) var catalog: String?
+    @Option(name: Key.maxMessageBytes.long, help: Key.maxMessageBytes.argumentHelp) var maxMessageBytes: Int?
+    @Option(name: Key.logLevel.long, help: Key.logLevel.argumentHelp) var logLevel: String?
+    @Option(name: Key.retentionHours.long, help: Key.retentionHours.argumentHelp) var retentionHours: Int?
+    @Option(name: Key.retentionEvents.long, help: Key.retentionEvents.argumentHelp) var retentionEvents: Int?
+    @Option(name: Key.serverKeyFile.long, help: Key.serverKeyFile.argumentHelp) var serverKey: String?
+    @Option(name: Key.clientsDirectory.long, help: Key.clientsDirectory.argumentHelp) var clientsDirectory: String?
     @Option(
         name: .customLong("postgres"),
         help:
@@ -60,16 +38,14 @@ struct DaemonOptions: ParsableArguments {
                     value, isSecret: false)
             }
         }
-        put(Key.endpoint.name, endpoint.map { .string($0) })
-        put(Key.events.name, events.map { .string($0) })
-        put(Key.stateDirectory.name, stateDirectory.map { .string($0) })
-        put(Key.catalog.name, catalog.map { .string($0) })
-        put(Key.maxMessageBytes.name, maxMessageBytes.map { .int($0) })
-        put(Key.logLevel.name, logLevel.map { .string($0) })
-        put(Key.retentionHours.name, retentionHours.map { .int($0) })
-        put(Key.retentionEvents.name, retentionEvents.map { .int($0) })
-        put(Key.serverKeyFile.name, serverKey.map { .string($0) })
-        put(Key.clientsDirectory.name, clientsDirectory.map { .string($0) })
+        let flags: [(Key, ConfigContent?)] = [
+            (.endpoint, endpoint.map { .string($0) }), (.events, events.map { .string($0) }),
+            (.stateDirectory, stateDirectory.map { .string($0) }), (.catalog, catalog.map { .string($0) }),
+            (.maxMessageBytes, maxMessageBytes.map { .int($0) }), (.logLevel, logLevel.map { .string($0) }),
+            (.retentionHours, retentionHours.map { .int($0) }), (.retentionEvents, retentionEvents.map { .int($0) }),
+            (.serverKeyFile, serverKey.map { .string($0) }), (.clientsDirectory, clientsDirectory.map { .string($0) }),
+        ]
+        for (key, value) in flags { put(key.name, value) }
         put("metrics.listen", metrics.map { .string($0) })
         // The flag, else the short environment variable; QUOTED_STORE_POSTGRES_URL and the
         // file's store.postgres.url come after.
@@ -94,4 +70,6 @@ extension DaemonConfiguration.Key {
     /// The key's flag as ArgumentParser names it; a key without one has none to give, and is
     /// never asked.
     fileprivate var long: NameSpecification { flag.map { .customLong($0) } ?? .long }
+    /// The key's `--help` text, from the table.
+    fileprivate var argumentHelp: ArgumentHelp { ArgumentHelp(flagHelp) }
 }

@@ -51,7 +51,7 @@ struct QuoteTests {
         case .ready:
             if quote.status == .submitted { return try quote.priced(currency: .usd, at: now) }
             if quote.status == .waiting { return try quote.unqueued(notice: "Joe Murphy is off duty.", at: now) }
-            return try quote.resolved(with: Resolution(trim: "EX"), in: Fixtures.catalog, at: now)
+            return try quote.resolved(with: Resolution(car: .init(trim: "EX")), in: Fixtures.catalog, at: now)
         case .booked:
             if quote.status == .booked { return try quote.reassigned(to: Fixtures.mechanic("Zane Marine"), at: now) }
             return try quote.booked(with: Fixtures.mechanic("Joe Murphy"), at: now)
@@ -158,11 +158,12 @@ struct QuoteTests {
         #expect(quote.price == nil)
 
         let unresolved = #expect(throws: QuoteError.self) {
-            try quote.resolved(with: Resolution(year: 2013), in: catalog, at: now)
+            try quote.resolved(with: Resolution(car: .init(year: 2013)), in: catalog, at: now)
         }
         #expect(unresolved?.code == .unresolved)
 
-        quote = try quote.resolved(with: Resolution(trim: "LE", price: Money(parsing: "66.25")), in: catalog, at: now)
+        quote = try quote.resolved(
+            with: Resolution(car: .init(trim: "LE"), price: Money(parsing: "66.25")), in: catalog, at: now)
         #expect(quote.status == .ready)
         #expect(quote.request.car.trim == "LE")
         #expect(quote.price == Money(cents: 6_625))

@@ -22,7 +22,7 @@ struct DutyContractTests {
 
         let off = try await contract.must(.setDuty(mechanic: "Junior 1", onDuty: false))
         #expect(off.events.map(\.type) == ["mechanic.off_duty"])
-        #expect(off.duty == CommandOutcome.Duty(mechanic: one, onDuty: false) && off.quote == nil)
+        #expect(off.duty?.mechanic == one && off.duty?.onDuty == false && off.quote == nil)
         #expect(try await contract.must(.setDuty(mechanic: "Junior 1", onDuty: false)).events.isEmpty)
         let held = try #require(try await contract.store.mechanics().first { $0.mechanic == one })
         #expect(!held.onDuty && held.quote == first.id, "off duty, the work in hand stays theirs")

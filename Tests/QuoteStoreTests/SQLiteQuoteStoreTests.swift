@@ -305,7 +305,8 @@ struct SQLiteQuoteStoreTests {
         var outcomes = [try await store.apply([.submit(submission, idempotencyKey: "rt", book: false)])[0].get()]
         let id = try outcomes[0].changedQuote.id
         outcomes.append(
-            try await store.apply([.resolve(id, Resolution(trim: "LE", price: Money(cents: 6_625)))])[0].get())
+            try await store.apply([.resolve(id, Resolution(car: .init(trim: "LE"), price: Money(cents: 6_625)))])[0]
+                .get())
         outcomes.append(try await store.apply([.book(id, mechanic: nil)])[0].get())
         outcomes.append(try await store.apply([.complete(id)])[0].get())
         let cancelled = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true)])[0]

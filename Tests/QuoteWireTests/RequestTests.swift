@@ -43,12 +43,13 @@ struct RequestTests {
                 .list(status: .ready, customer: CustomerSearch("ann@example.com"), after: QuoteID(2), limit: 9))),
         Case(
             request: .resolve(
-                quoteId: 7, Resolution(year: 2020, trim: "EX", make: "Honda", model: "Jazz"), price: "66.25"),
+                quoteId: 7, Resolution(car: .init(make: "Honda", model: "Jazz", year: 2020, trim: "EX")), price: "66.25"
+            ),
             action: .write(
                 .resolve(
                     QuoteID(7),
                     Resolution(
-                        year: 2020, trim: "EX", make: "Honda", model: "Jazz",
+                        car: .init(make: "Honda", model: "Jazz", year: 2020, trim: "EX"),
                         price: Money(cents: 6_625, currency: .usd))))),
         Case(
             request: .resolve(

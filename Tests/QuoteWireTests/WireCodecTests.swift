@@ -2,8 +2,9 @@ import Foundation
 import QuoteCore
 import QuoteRules
 import QuoteStore
-import QuoteWire
 import Testing
+
+@testable import QuoteWire
 
 @Suite("The wire codec")
 struct WireCodecTests {
@@ -21,7 +22,8 @@ struct WireCodecTests {
         let request = try builder.build(in: .standard, at: now)
         var quote = try Quote(id: QuoteID(42), request: request, submittedAt: now).priced(currency: .usd, at: now)
         guard completed else { return quote }
-        quote = try quote.resolved(with: Resolution(trim: "LE", price: Money(cents: 6_625)), in: .standard, at: now)
+        quote = try quote.resolved(
+            with: Resolution(car: .init(trim: "LE"), price: Money(cents: 6_625)), in: .standard, at: now)
         quote = try quote.booked(with: Catalog.standard.mechanic(named: "Joe Murphy")!, at: now)
         return try quote.completed(at: now)
     }
@@ -82,7 +84,7 @@ struct WireCodecTests {
         let pending = try Quote(
             id: QuoteID(7), request: try pendingBuilder.build(in: .standard, at: now), submittedAt: now
         ).priced(currency: .usd, at: now)
-        let resolved = try pending.resolved(with: Resolution(trim: "GT"), in: .standard, at: now)
+        let resolved = try pending.resolved(with: Resolution(car: .init(trim: "GT")), in: .standard, at: now)
         let booked = try resolved.booked(with: Catalog.standard.mechanic(named: "Joe Murphy")!, at: now)
         let completed = try quote(completed: true)
         return [

@@ -1,19 +1,5 @@
 public import Foundation
 
-/// One priced line of a quote or receipt.
-public struct LineItem: Hashable, Sendable, Codable {
-    /// The service's name.
-    public var service: String
-    /// Its price.
-    public var price: Money
-
-    /// Creates a line.
-    public init(service: String, price: Money) {
-        self.service = service
-        self.price = price
-    }
-}
-
 /// How a quote's total came about: the lines, the coupon's discount, and the total.
 public struct Pricing: Hashable, Sendable, Codable {
     /// The catalog services and their prices.

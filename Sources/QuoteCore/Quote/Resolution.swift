@@ -1,24 +1,16 @@
 /// What support fills in to turn a pending quote into a ready one: missing car details,
 /// a corrected list of services, and/or a price set by hand.
 public struct Resolution: Hashable, Sendable, Codable {
-    public var year: Int?
-    public var trim: String?
-    public var make: String?
-    public var model: String?
+    /// The car's details to fill or correct: each one given replaces the quote's.
+    public var car: Submission.CarInput?
     /// Replaces the quote's services; every name must be in the catalog.
     public var services: [String]?
     /// A total set by hand; makes the quote ready whatever else is missing.
     public var price: Money?
 
     /// Creates a resolution.
-    public init(
-        year: Int? = nil, trim: String? = nil, make: String? = nil, model: String? = nil, services: [String]? = nil,
-        price: Money? = nil
-    ) {
-        self.year = year
-        self.trim = trim
-        self.make = make
-        self.model = model
+    public init(car: Submission.CarInput? = nil, services: [String]? = nil, price: Money? = nil) {
+        self.car = car
         self.services = services
         self.price = price
     }
@@ -27,16 +19,16 @@ public struct Resolution: Hashable, Sendable, Codable {
     func applied(to request: QuoteRequest, in catalog: Catalog) throws(QuoteError) -> QuoteRequest {
         var problems: [Problem] = []
         var updated = request
-        if let year {
+        if let year = car?.year {
             if (1886...2100).contains(year) {
                 updated.car.year = year
             } else {
                 problems.append(Problem(field: "year", message: "\(year) is not a plausible model year"))
             }
         }
-        if let trim = trim?.trimmingPrefixAndSuffixSpaces(), !trim.isBlank { updated.car.trim = trim }
-        if let make = make?.trimmingPrefixAndSuffixSpaces(), !make.isBlank { updated.car.make = make }
-        if let model = model?.trimmingPrefixAndSuffixSpaces(), !model.isBlank { updated.car.model = model }
+        if let trim = car?.trim?.trimmingPrefixAndSuffixSpaces(), !trim.isBlank { updated.car.trim = trim }
+        if let make = car?.make?.trimmingPrefixAndSuffixSpaces(), !make.isBlank { updated.car.make = make }
+        if let model = car?.model?.trimmingPrefixAndSuffixSpaces(), !model.isBlank { updated.car.model = model }
         if let services {
             var listed: [RequestedService] = []
             var seen: Set<String> = []

@@ -8,11 +8,10 @@ import QuoteWire
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a quote and its history.")
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
 
     func run() async throws {
-        try await global.showQuote(.get(quoteId: id))
+        try await quote.show { .get(quoteId: $0) }
     }
 }
 
@@ -21,18 +20,15 @@ struct Resolve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Resolve a pending quote: fill what was missing and/or set a manual price.")
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
     @Option(help: "A manual price, like 66.25.") var price: String?
     @OptionGroup var car: CarOptions
     @Option(name: .customLong("service"), help: "Replace the services (repeat for several).")
     var services: [String] = []
 
     func run() async throws {
-        let resolution = Resolution(
-            year: car.year, trim: car.trim, make: car.make, model: car.model,
-            services: services.isEmpty ? nil : services)
-        try await global.showQuote(.resolve(quoteId: id, resolution, price: price))
+        let resolution = Resolution(car: car.applied(to: nil), services: services.isEmpty ? nil : services)
+        try await quote.show { .resolve(quoteId: $0, resolution, price: price) }
     }
 }
 
@@ -46,14 +42,13 @@ struct Book: AsyncParsableCommand {
             who can do it is free (quotectl watch shows it).
             """)
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
     @Option(help: "The mechanic to book, by name.") var mechanic: String?
     @Flag(help: "When no mechanic is free (or the one named is busy), wait in line instead of being refused.")
     var wait = false
 
     func run() async throws {
-        try await global.showQuote(.book(quoteId: id, mechanic: mechanic, wait: wait))
+        try await quote.show { .book(quoteId: $0, mechanic: mechanic, wait: wait) }
     }
 }
 
@@ -62,11 +57,10 @@ struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Complete a booked quote, free its mechanic and print the receipt.")
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
 
     func run() async throws {
-        try await global.showQuote(.complete(quoteId: id), receipt: true)
+        try await quote.show({ .complete(quoteId: $0) }, receipt: true)
     }
 }
 
@@ -75,12 +69,11 @@ struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Cancel a quote (any state but completed); frees its mechanic.")
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
     @Option(help: "Why, for the record.") var reason: String?
 
     func run() async throws {
-        try await global.showQuote(.cancel(quoteId: id, reason: reason))
+        try await quote.show { .cancel(quoteId: $0, reason: reason) }
     }
 }
 

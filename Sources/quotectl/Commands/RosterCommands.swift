@@ -18,7 +18,7 @@ struct MechanicCommand: AsyncParsableCommand {
         @Option(help: "Their skill (junior, apprentice, experienced, master).") var skill: String
 
         func run() async throws {
-            try await MechanicCommand.change(.addMechanic(name: name, skill: skill), saying: "added", global: global)
+            try await MechanicOptions.change(.addMechanic(name: name, skill: skill), saying: "added", global: global)
         }
     }
 
@@ -27,13 +27,11 @@ struct MechanicCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a mechanic's skill; the work in hand stays theirs.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+        @OptionGroup var mechanic: MechanicOptions
         @Option(help: "Their new skill (junior, apprentice, experienced, master).") var skill: String
 
         func run() async throws {
-            try await MechanicCommand.change(
-                .updateMechanic(mechanic: name, skill: skill), saying: "updated", global: global)
+            try await mechanic.change({ .updateMechanic(mechanic: $0, skill: skill) }, saying: "updated")
         }
     }
 
@@ -43,21 +41,10 @@ struct MechanicCommand: AsyncParsableCommand {
             abstract: "Retire a mechanic: never booked again; their history and booked quote stay theirs.",
             discussion: "Their booked quote can be moved with `quotectl reassign ID`.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+        @OptionGroup var mechanic: MechanicOptions
 
         func run() async throws {
-            try await MechanicCommand.change(.retireMechanic(mechanic: name), saying: "retired", global: global)
-        }
-    }
-
-    /// Sends a change of the roster and says what it did.
-    static func change(_ request: Request, saying done: String, global: GlobalOptions) async throws {
-        try await global.show(request) { reply, output in
-            if let mechanic = reply.mechanic {
-                output.line("\(mechanic.name) (#\(mechanic.id), \(mechanic.skill)) \(done)")
-            }
-            if let quote = reply.quote { output.quote(quote, history: nil) }
+            try await mechanic.change({ .retireMechanic(mechanic: $0) }, saying: "retired")
         }
     }
 
@@ -67,10 +54,9 @@ struct MechanicCommand: AsyncParsableCommand {
             abstract: "Take a mechanic off duty: no new booking; the work in hand stays theirs.",
             discussion: "Their booked quote can be moved with `quotectl reassign ID`.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+        @OptionGroup var mechanic: MechanicOptions
 
-        func run() async throws { try await MechanicCommand.setDuty(name, onDuty: false, global: global) }
+        func run() async throws { try await mechanic.setDuty(false) }
     }
 
     /// `quotectl mechanic on NAME`.
@@ -78,18 +64,9 @@ struct MechanicCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Put a mechanic back on duty: they take the first quote in line they can do, at once.")
 
-        @OptionGroup var global: GlobalOptions
-        @Argument(help: "The mechanic's name, as in the catalog.") var name: String
+        @OptionGroup var mechanic: MechanicOptions
 
-        func run() async throws { try await MechanicCommand.setDuty(name, onDuty: true, global: global) }
-    }
-
-    /// Sends `setDuty` and says what it did, with the quote booked when one was.
-    static func setDuty(_ name: String, onDuty: Bool, global: GlobalOptions) async throws {
-        try await global.show(.setDuty(mechanic: name, onDuty: onDuty)) { reply, output in
-            output.line("\(reply.mechanic?.name ?? name) is \(onDuty ? "on" : "off") duty")
-            if let quote = reply.quote { output.quote(quote, history: nil) }
-        }
+        func run() async throws { try await mechanic.setDuty(true) }
     }
 }
 
@@ -103,11 +80,10 @@ struct Reassign: AsyncParsableCommand {
             and, on duty, takes the first quote in line they can do.
             """)
 
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The quote id.") var id: Int64
+    @OptionGroup var quote: QuoteOptions
     @Option(help: "The mechanic to move it to, by name.") var mechanic: String?
 
     func run() async throws {
-        try await global.showQuote(.reassign(quoteId: id, mechanic: mechanic))
+        try await quote.show { .reassign(quoteId: $0, mechanic: mechanic) }
     }
 }

@@ -50,8 +50,11 @@ struct Bench {
         let server = EchoServer(context: context)
         defer { server.stop() }
         let plan = LoadPlan(
-            endpoint: server.endpoint, workload: .submit, clients: point.clients, window: point.window, rate: nil,
-            duration: .milliseconds(Int(point.duration * 1000)), cycles: 0, factory: factory,
+            endpoint: server.endpoint,
+            traffic: Traffic(
+                workload: .submit, clients: point.clients, window: point.window, duration: point.duration,
+                cycles: 0, rate: nil),
+            factory: factory,
             firstRequestID: nextRequestID)
         let result = try LoadDriver(context: context, plan: plan).run()
         nextRequestID = result.nextRequestID
@@ -104,9 +107,8 @@ struct Bench {
             throw error
         }
         let plan = LoadPlan(
-            endpoint: daemon.commands, workload: point.workload, clients: point.clients, window: point.window,
-            rate: point.rate, duration: .milliseconds(Int(point.duration * 1000)), cycles: point.cycles,
-            factory: pointFactory, events: daemon.events, firstRequestID: nextRequestID, curve: keys,
+            endpoint: daemon.commands, traffic: point.traffic, factory: pointFactory, events: daemon.events,
+            firstRequestID: nextRequestID, curve: keys,
             otherEndpoints: others.map(\.commands))
         let all = [daemon] + others
         let cpuBefore = all.map(\.cpuSeconds)
@@ -207,8 +209,10 @@ struct Bench {
     /// Submits `quotes` valid quotes as fast as quoted takes them.
     private mutating func fill(_ daemon: BenchDaemon, quotes: Int, curve: BenchKeys?) throws {
         let plan = LoadPlan(
-            endpoint: daemon.commands, workload: .submit, clients: 16, window: 64, rate: nil, duration: .seconds(3600),
-            cycles: 0, limit: quotes, factory: factory, firstRequestID: nextRequestID, curve: curve)
+            endpoint: daemon.commands,
+            traffic: Traffic(
+                workload: .submit, clients: 16, window: 64, duration: .seconds(3600), cycles: 0, rate: nil),
+            limit: quotes, factory: factory, firstRequestID: nextRequestID, curve: curve)
         let result = try LoadDriver(context: context, plan: plan).run()
         nextRequestID = result.nextRequestID
         guard result.ok == quotes else { throw BenchError("filling the store: \(result.ok) of \(quotes) accepted") }
@@ -265,8 +269,8 @@ extension Bench {
     mutating func quick() throws {
         header()
         let base = Point(
-            workload: .submit, clients: 4, window: 16, rate: nil, duration: 1, cycles: 300, subscribers: 1,
-            mechanics: 10, preload: 0)
+            traffic: Traffic(workload: .submit, clients: 4, window: 16, duration: .seconds(1), cycles: 300, rate: nil),
+            subscribers: 1, mechanics: 10, preload: 0)
         try baseline(base)
         try measure(base, label: "submit")
         var open = base

@@ -69,7 +69,9 @@ struct LoadBench: ParsableCommand {
             context: context, executable: quoted ?? Self.sibling("quoted"), markdown: markdown,
             factory: RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))"))
         let point = Point(
-            workload: workload, clients: clients, window: window, rate: rate, duration: duration, cycles: cycles,
+            traffic: Traffic(
+                workload: workload, clients: clients, window: window, duration: .seconds(duration),
+                cycles: cycles, rate: rate),
             subscribers: subscribers, mechanics: mechanics, preload: preload, wait: false)
         if quick {
             try bench.quick()
@@ -122,13 +124,9 @@ struct LoadBench: ParsableCommand {
 }
 
 /// One measured configuration.
+@dynamicMemberLookup
 struct Point {
-    var workload: Workload
-    var clients: Int
-    var window: Int
-    var rate: Double?
-    var duration: Double
-    var cycles: Int
+    var traffic: Traffic
     var subscribers: Int
     var mechanics: Int
     var preload: Int
@@ -142,4 +140,9 @@ struct Point {
     var daemons = 1
     /// quoted serves its metrics over HTTP (`--metrics 127.0.0.1:0`).
     var metrics = false
+
+    subscript<Value>(dynamicMember path: WritableKeyPath<Traffic, Value>) -> Value {
+        get { traffic[keyPath: path] }
+        set { traffic[keyPath: path] = newValue }
+    }
 }

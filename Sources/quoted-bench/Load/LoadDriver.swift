@@ -3,18 +3,10 @@ import QuoteWire
 import ZeroMQ
 
 /// What one run of the load generator does.
+@dynamicMemberLookup
 struct LoadPlan: Sendable {
     var endpoint: String
-    var workload: Workload
-    var clients: Int
-    /// Requests in flight per client, closed loop.
-    var window: Int
-    /// Total offered requests per second (open loop); `nil`: closed loop, as fast as replies come.
-    var rate: Double?
-    /// How long `submit` and `mixed` send for.
-    var duration: Duration
-    /// Book + complete cycles in all, for `contention`.
-    var cycles: Int
+    var traffic: Traffic
     /// At most this many requests (`submit` and `mixed`), e.g. to fill the store before a run.
     var limit: Int?
     var factory: RequestFactory
@@ -29,6 +21,8 @@ struct LoadPlan: Sendable {
     /// More daemons every client also connects to (several daemons on one PostgreSQL
     /// database): ZeroMQ spreads each client's requests over all of them.
     var otherEndpoints: [String] = []
+
+    subscript<Value>(dynamicMember path: KeyPath<Traffic, Value>) -> Value { traffic[keyPath: path] }
 }
 
 /// What a run measured.
