@@ -130,4 +130,13 @@ public struct CommandClient: ~Copyable {
         }
         return reply
     }
+
+    /// Sends `request` and returns its answer, read for its operation: a refusal is thrown,
+    /// as is a reply without what that operation answers with.
+    public func answer(_ request: Request, retries: Int = 0) throws(QuotedError) -> Reply {
+        guard let answer = Reply(try checked(request, retries: retries), answering: request.operation) else {
+            throw Quoted.unexpected(request)
+        }
+        return answer
+    }
 }

@@ -169,14 +169,15 @@ public struct EventFollower: ~Copyable {
     ) throws(QuotedError) -> Bool {
         if let announce { notice(.replaying(from: announce, to: last)) }
         while let next = sequencer.next, next <= last {
-            let reply: WireReply
+            let request = Request.events(since: next - 1, limit: options.replayPage)
+            let answer: Reply
             do {
-                reply = try client.checked(.events(since: next - 1, limit: options.replayPage))
+                answer = try client.answer(request)
             } catch  where error.code == .timedOut {
                 return true  // try again at the next gap or idle check
             }
-            let events = reply.events ?? []
-            guard let first = events.first else {
+            guard case .events(let events, _, _) = answer else { throw Quoted.unexpected(request) }
+            guard let first = events.first, let final = events.last else {
                 // Nothing left after `next`: the rest was pruned.
                 notice(.pruned(from: next, to: last))
                 sequencer.printed(last)
@@ -189,7 +190,7 @@ public struct EventFollower: ~Copyable {
                 sequencer.printed(event.seq)
                 guard deliver(event) else { return false }
             }
-            if events.last!.seq >= last { break }
+            if final.seq >= last { break }
         }
         return true
     }

@@ -50,17 +50,9 @@ public final class Quoted: Sendable {
         }
     }
 
-    /// What a write came to.
-    public struct Outcome: Sendable, Hashable {
-        /// The quote as the write left it.
-        public var quote: WireQuote
-        /// A submission sent again with the same idempotency key: the first one's quote.
-        public var replayed: Bool
-        /// The quote waits in line for a mechanic, at this place (1: next served).
-        public var waitPosition: Int?
-        /// A submission with `book` whose booking failed: the quote stays ready, and why.
-        public var bookingError: WireError?
-    }
+    /// What a write came to: the quote as it left it, and whether it was a replay, waits in
+    /// line or failed to book.
+    public typealias Outcome = Reply.Change
 
     /// The endpoints, timeout and retries it was made with.
     public let configuration: Configuration
@@ -88,7 +80,7 @@ public final class Quoted: Sendable {
         let request = Request.submit(
             submission.submission, idempotencyKey: submission.idempotencyKey, book: submission.booking != .none,
             wait: submission.booking == .bookOrWait)
-        return try Self.outcome(try await send(request, retry: true))
+        return try await change(request, retry: true)
     }
 
     /// Books a ready quote: with `mechanic`, that one; with `wait`, waits in line when no one
@@ -96,26 +88,28 @@ public final class Quoted: Sendable {
     public func book(_ quote: Int64, mechanic: String? = nil, wait: Bool = false) async throws(QuotedError)
         -> Outcome
     {
-        try Self.outcome(try await send(.book(quoteId: quote, mechanic: mechanic, wait: wait), retry: false))
+        try await change(.book(quoteId: quote, mechanic: mechanic, wait: wait), retry: false)
     }
 
     /// Completes a booked quote: the outcome's quote has its receipt.
     public func complete(_ quote: Int64) async throws(QuotedError) -> Outcome {
-        try Self.outcome(try await send(.complete(quoteId: quote), retry: false))
+        try await change(.complete(quoteId: quote), retry: false)
     }
 
     /// Cancels a quote (any state but completed).
     public func cancel(_ quote: Int64, reason: String? = nil) async throws(QuotedError) -> Outcome {
-        try Self.outcome(try await send(.cancel(quoteId: quote, reason: reason), retry: false))
+        try await change(.cancel(quoteId: quote, reason: reason), retry: false)
     }
 
     // MARK: Reads
 
     /// A quote, with the states it went through, oldest first.
     public func quote(_ id: Int64) async throws(QuotedError) -> (quote: WireQuote, history: [WireReply.HistoryStep]) {
-        let reply = try await send(.get(quoteId: id), retry: true)
-        guard let quote = reply.quote else { throw QuotedError(.internal, "quoted's reply to get has no quote") }
-        return (quote, reply.history ?? [])
+        let request = Request.get(quoteId: id)
+        guard case .quote(let quote, let history) = try await answer(request, retry: true) else {
+            throw Self.unexpected(request)
+        }
+        return (quote, history)
     }
 
     /// Quotes in `state` (all when `nil`) of `customer` (an email address, exact but for case,
@@ -123,21 +117,35 @@ public final class Quoted: Sendable {
     public func quotes(
         state: String? = nil, customer: String? = nil, after: Int64? = nil, limit: Int = 100
     ) async throws(QuotedError) -> [WireQuote] {
-        try await send(.list(state: state, customer: customer, after: after, limit: limit), retry: true).quotes ?? []
+        let request = Request.list(state: state, customer: customer, after: after, limit: limit)
+        guard case .quotes(let quotes, _, _) = try await answer(request, retry: true) else {
+            throw Self.unexpected(request)
+        }
+        return quotes
     }
 
     /// Quotes by state, mechanics busy and free, the log's last `seq`, the daemon's activity.
-    public func stats() async throws(QuotedError) -> WireReply {
-        try await send(.stats, retry: true)
+    public func stats() async throws(QuotedError) -> Reply.Stats {
+        guard case .stats(let stats) = try await answer(.stats, retry: true) else { throw Self.unexpected(.stats) }
+        return stats
     }
 
     /// The log's last `seq`; throws when quoted does not answer, or its store is down.
     public func ping() async throws(QuotedError) -> Int64 {
-        let reply = try await send(.ping, retry: true)
-        guard reply.store != "down" else {
-            throw QuotedError(.refused, "quoted answers, but its store is down: \(reply.storeError ?? "no answer")")
+        guard case .pong(let store) = try await answer(.ping, retry: true) else { throw Self.unexpected(.ping) }
+        switch store {
+        case .success(let lastSeq): return lastSeq
+        case .failure(let down): throw QuotedError(.refused, "quoted answers, but its store is down: \(down.message)")
         }
-        return reply.lastSeq ?? 0
+    }
+
+    /// Sends any request and returns its answer, read for its operation: a refusal is thrown.
+    /// Retried after a timeout only with `retry` (safe for reads, and for a submit with an
+    /// idempotency key).
+    public func answer(_ request: Request, retry: Bool) async throws(QuotedError) -> Reply {
+        let reply = try await send(request, retry: retry)
+        guard let answer = Reply(reply, answering: request.operation) else { throw Self.unexpected(request) }
+        return answer
     }
 
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
@@ -156,10 +164,13 @@ public final class Quoted: Sendable {
         }
     }
 
-    private static func outcome(_ reply: WireReply) throws(QuotedError) -> Outcome {
-        guard let quote = reply.quote else { throw QuotedError(.internal, "quoted's reply has no quote") }
-        return Outcome(
-            quote: quote, replayed: reply.replayed ?? false, waitPosition: reply.waitPosition,
-            bookingError: reply.bookingError)
+    private func change(_ request: Request, retry: Bool) async throws(QuotedError) -> Outcome {
+        guard case .change(let change) = try await answer(request, retry: retry) else { throw Self.unexpected(request) }
+        return change
+    }
+
+    /// A reply that is not what its request's operation answers with.
+    static func unexpected(_ request: Request) -> QuotedError {
+        QuotedError(.internal, "quoted's reply to \(request.operation.rawValue) is not what that operation answers")
     }
 }

@@ -92,31 +92,44 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Sends `request` and shows its reply: as JSON with `--json`, otherwise as `render` draws
-    /// it; a refusal or a timeout is reported and sets the exit status.
-    func show(_ request: Request, _ render: (WireReply, inout Output) throws(QuotedError) -> Void) async throws {
+    /// its answer; a refusal or a timeout is reported and sets the exit status.
+    func show(_ request: Request, _ render: (Reply, inout Output) throws(QuotedError) -> Void) async throws {
         try await withQuoted { (quoted, output) throws(QuotedError) in
-            let reply = try await quoted.checked(request)
+            let (reply, answer) = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
-            try render(reply, &output)
+            try render(answer, &output)
         }
     }
 
     /// Sends a request about one quote and shows the quote it returns: as JSON, or as the
     /// quote view (with its history when the reply has one, and its receipt with `receipt`).
     func showQuote(_ request: Request, receipt: Bool = false) async throws {
-        try await show(request) { reply, output in
-            guard let quote = reply.quote else { return }
-            output.quote(quote, history: reply.history)
+        try await show(request) { answer, output in
+            let quote: WireQuote
+            switch answer {
+            case .quote(let shown, let history):
+                quote = shown
+                output.quote(quote, history: history)
+            case .change(let change):
+                quote = change.quote
+                output.quote(quote, history: nil)
+            default:
+                return
+            }
             if receipt, let details = quote.receipt { output.receipt(details) }
         }
     }
 }
 
 extension Quoted {
-    /// Sends `request` and returns its reply, a refusal or a timeout thrown as the CLI's
-    /// ``QuotedError``; with `retry`, sent again as the configuration allows (reads, and a
-    /// submit with its idempotency key).
-    func checked(_ request: Request, retry: Bool = false) async throws(QuotedError) -> WireReply {
-        try await send(request, retry: retry)
+    /// Sends `request` and returns its reply, as sent and as its operation's answer, a refusal
+    /// or a timeout thrown as the CLI's ``QuotedError``; with `retry`, sent again as the
+    /// configuration allows (reads, and a submit with its idempotency key).
+    func checked(_ request: Request, retry: Bool = false) async throws(QuotedError) -> (WireReply, Reply) {
+        let reply = try await send(request, retry: retry)
+        guard let answer = Reply(reply, answering: request.operation) else {
+            throw QuotedError(.internal, "quoted's reply to \(request.operation.rawValue) is not what it answers with")
+        }
+        return (reply, answer)
     }
 }

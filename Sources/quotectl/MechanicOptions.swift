@@ -14,20 +14,20 @@ struct MechanicOptions: ParsableArguments {
 
     /// Sends a change of the roster and says what it did.
     static func change(_ request: Request, saying done: String, global: GlobalOptions) async throws {
-        try await global.show(request) { reply, output in
-            if let mechanic = reply.mechanic {
-                output.line("\(mechanic.name) (#\(mechanic.id), \(mechanic.skill)) \(done)")
-            }
-            if let quote = reply.quote { output.quote(quote, history: nil) }
+        try await global.show(request) { answer, output in
+            guard case .roster(let mechanic, _, let quote) = answer else { return }
+            output.line("\(mechanic.name) (#\(mechanic.id), \(mechanic.skill)) \(done)")
+            if let quote { output.quote(quote, history: nil) }
         }
     }
 
     /// Takes the mechanic off duty or puts them back, and says what it did, with the quote
     /// booked when one was.
     func setDuty(_ onDuty: Bool) async throws {
-        try await global.show(.setDuty(mechanic: name, onDuty: onDuty)) { reply, output in
-            output.line("\(reply.mechanic?.name ?? name) is \(onDuty ? "on" : "off") duty")
-            if let quote = reply.quote { output.quote(quote, history: nil) }
+        try await global.show(.setDuty(mechanic: name, onDuty: onDuty)) { answer, output in
+            guard case .roster(let mechanic, _, let quote) = answer else { return }
+            output.line("\(mechanic.name) is \(onDuty ? "on" : "off") duty")
+            if let quote { output.quote(quote, history: nil) }
         }
     }
 }

@@ -303,3 +303,76 @@ struct RequestDecoderTests {
         #expect(read.request.actor == Actor(name: "shop", ownQuotesOnly: true))
     }
 }
+
+extension StagesTests {
+    /// The kind of answer, for comparing.
+    private static func kind(_ answer: Reply?) -> String {
+        switch answer {
+        case .change(let change): "change \(change.quote.state)"
+        case .quote(let quote, let history): "quote \(quote.state), \(history.count) steps"
+        case .quotes(let quotes, _, _): "quotes \(quotes.count)"
+        case .mechanics(let mechanics, _): "mechanics \(mechanics.count)"
+        case .services(let services, _): "services \(services.count)"
+        case .roster(let mechanic, let onDuty, _):
+            "roster \(mechanic.name) \(mechanic.skill) \(onDuty.map(String.init) ?? "-")"
+        case .catalog(_, let version, _): "catalog \(version)"
+        case .catalogApplied(let version): "catalog applied \(version)"
+        case .events(let events, _, _): "events \(events.count)"
+        case .stats(let stats): "stats \(stats.counts.values.reduce(0, +))"
+        case .pong(.success): "pong"
+        case .pong(.failure): "store down"
+        case nil: "unreadable"
+        }
+    }
+
+    @Test("every operation's reply, as the stages write it, reads as that operation's answer")
+    func everyReplyReadsAsItsAnswer() async throws {
+        let store = try SQLiteQuoteStore(
+            path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let committer = try committer(store)
+        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        let codec = WireCodec()
+        let car = Submission.CarInput(make: "Honda", model: "Civic", year: 2015, trim: "EX")
+        let customer = Submission.CustomerInput(name: "Reza", email: "reza@example.com", address: "1 Main St")
+        let oilChange = Submission(customer: customer, car: car, services: ["Oil Change"])
+        var noTrim = oilChange
+        noTrim.car?.trim = nil
+        let requests: [(Request, String)] = [
+            (.submit(oilChange, book: true), "change booked"),
+            (.get(quoteId: 1), "quote booked, 3 steps"),
+            (.submit(oilChange), "change ready"),
+            (.book(quoteId: 2, mechanic: "Mike Fulton"), "change booked"),
+            (.reassign(quoteId: 2), "change booked"),
+            (.complete(quoteId: 2), "change completed"),
+            (.submit(noTrim), "change pending"),
+            (.resolve(quoteId: 3, Resolution(car: .init(trim: "EX"))), "change ready"),
+            (.cancel(quoteId: 3, reason: "changed their mind"), "change cancelled"),
+            (.list(limit: 10), "quotes 3"),
+            (.waiting(), "quotes 0"),
+            (.mechanics(), "mechanics 10"),
+            (.services, "services 11"),
+            (.setDuty(mechanic: "Joe Murphy", onDuty: false), "roster Joe Murphy master false"),
+            (.addMechanic(name: "Nia", skill: "junior"), "roster Nia junior -"),
+            (.updateMechanic(mechanic: "Nia", skill: "master"), "roster Nia master -"),
+            (.retireMechanic(mechanic: "Nia"), "roster Nia master -"),
+            (.catalog, "catalog 4"),
+            (.applyCatalog(CatalogDocument(.standard)), "catalog applied 4"),
+            (.events(since: 0, limit: 2), "events 2"),
+            (.stats, "stats 3"),
+            (.ping, "pong"),
+        ]
+        #expect(Set(requests.map(\.0.operation)) == Set(Operation.allCases), "every operation is tried")
+        var answers: [String] = []
+        for (index, (request, _)) in requests.enumerated() {
+            var batch = committer.newBatch()
+            let body = try JSONEncoder().encode(request.frame(id: .number(Int64(index))))
+            decoder.decode(Self.frames("client", String(decoding: body, as: UTF8.self)), userId: nil, into: &batch)
+            let encoded = encoder.encodeReplies(await committer.commit(batch))
+            let reply = try codec.decode(WireReply.self, from: try #require(encoded.replies.first?.last))
+            #expect(reply.ok, "\(request.operation): \(reply.error?.message ?? "")")
+            answers.append(Self.kind(Reply(reply, answering: request.operation)))
+        }
+        #expect(answers == requests.map(\.1))
+    }
+}

@@ -20,15 +20,15 @@ struct CatalogCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await global.show(.catalog) { reply, output in
-                guard let document = reply.catalog else { return }
-                output.line("catalog version \(reply.catalogVersion ?? 0), in \(document.currency ?? "USD")")
+            try await global.show(.catalog) { answer, output in
+                guard case .catalog(let document, let version, let truncated) = answer else { return }
+                output.line("catalog version \(version), in \(document.currency ?? "USD")")
                 output.table(
                     ["SERVICE", "MINIMUM SKILL", "PRICE"],
                     document.services.map { [$0.name, $0.minimumSkill, $0.price ?? "-"] })
                 output.table(
                     ["ID", "MECHANIC", "SKILL"], document.mechanics.map { [String($0.id), $0.name, $0.skill] })
-                if reply.truncated == true {
+                if truncated {
                     output.line("(more mechanics than one reply holds: `quotectl mechanics` lists them all)")
                 }
                 let coupons = document.coupons ?? []
@@ -77,31 +77,33 @@ struct CatalogCommand: AsyncParsableCommand {
                     "\(file) is not a valid catalog:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
             }
             try await global.withQuoted { (quoted, output) throws(QuotedError) in
-                let current = try await quoted.checked(.catalog)
+                let (current, answer) = try await quoted.checked(.catalog)
+                guard case .catalog(let inForce, let version, let truncated) = answer else { return }
                 let changes: [String]
                 do {
-                    changes = try (current.catalog?.catalog()).map { $0.difference(to: catalog) } ?? []
+                    changes = try inForce.catalog().difference(to: catalog)
                 } catch {
                     throw QuotedError(.internal, "quoted sent a catalog that does not read back: \(error)")
                 }
-                if current.truncated == true {
+                if truncated {
                     output.errorLine(
                         "quotectl: the catalog in force has more mechanics than one reply holds; its difference from \(file) is not shown"
                     )
                 } else if !output.json {
                     output.line(
                         changes.isEmpty
-                            ? "no difference from the catalog in force (version \(current.catalogVersion ?? 0))"
-                            : "against the catalog in force (version \(current.catalogVersion ?? 0)):")
+                            ? "no difference from the catalog in force (version \(version))"
+                            : "against the catalog in force (version \(version)):")
                     for change in changes { output.line("  \(change)") }
                 }
                 guard !dryRun else {
                     if output.json { output.reply(current) }
                     return
                 }
-                let reply = try await quoted.checked(.applyCatalog(document))
+                let (reply, applied) = try await quoted.checked(.applyCatalog(document))
                 if output.json { return output.reply(reply) }
-                output.line("catalog version \(reply.catalogVersion ?? 0) in force")
+                guard case .catalogApplied(let version) = applied else { return }
+                output.line("catalog version \(version) in force")
             }
         }
     }

@@ -19,10 +19,11 @@ struct Mechanics: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.show(.mechanics(freeOnly: free, skill: skill)) { reply, output in
+        try await global.show(.mechanics(freeOnly: free, skill: skill)) { answer, output in
+            guard case .mechanics(let mechanics, _) = answer else { return }
             output.table(
                 ["ID", "NAME", "SKILL", "STATUS", "DUTY", "QUOTE", "FREE SINCE"],
-                (reply.mechanics ?? []).map { mechanic in
+                mechanics.map { mechanic in
                     [
                         String(mechanic.id), mechanic.name, mechanic.skill, mechanic.busy ? "busy" : "free",
                         mechanic.onDuty == false ? "off" : "on",
@@ -42,10 +43,11 @@ struct Services: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.show(.services) { reply, output in
+        try await global.show(.services) { answer, output in
+            guard case .services(let services, _) = answer else { return }
             output.table(
                 ["SERVICE", "MINIMUM SKILL", "PRICE"],
-                (reply.services ?? []).map { [$0.name, $0.minimumSkill, Output.money($0.priceCents)] })
+                services.map { [$0.name, $0.minimumSkill, Output.money($0.priceCents)] })
         }
     }
 }
@@ -57,15 +59,16 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await global.show(.stats) { reply, output in
-            let counts = reply.counts ?? [:]
+        try await global.show(.stats) { answer, output in
+            guard case .stats(let stats) = answer else { return }
+            let counts = stats.counts
             var rows = QuoteStatus.allCases.map { [$0.rawValue, String(counts[$0.rawValue] ?? 0)] }
             rows.append(["total", String(counts.values.reduce(0, +))])
             output.table(["STATE", "QUOTES"], rows)
-            if let waited = reply.oldestWaitMilliseconds {
+            if let waited = stats.oldestWaitMilliseconds {
                 output.line("oldest waiting for \(Output.duration(Double(waited) / 1_000))")
             }
-            if let lastSeq = reply.lastSeq { output.line("last event #\(lastSeq)") }
+            output.line("last event #\(stats.lastSeq)")
         }
     }
 }
@@ -81,18 +84,21 @@ struct Ping: AsyncParsableCommand {
         try await global.withQuoted { (quoted, output) throws(QuotedError) in
             let clock = ContinuousClock()
             let start = clock.now
-            let reply = try await quoted.checked(.ping)
+            let (reply, answer) = try await quoted.checked(.ping)
             let elapsed = clock.now - start
             if output.json { return output.reply(reply) }
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
             let roundTrip = "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms"
-            guard reply.store != "down" else {
+            guard case .pong(let store) = answer else { return }
+            switch store {
+            case .success(let lastSeq):
+                output.line("quoted at \(global.endpoint) is up: last event #\(lastSeq), \(roundTrip)")
+            case .failure(let down):
                 throw QuotedError(
                     .unavailable,
-                    "quoted at \(global.endpoint) answers, but its store is down (\(reply.storeError ?? "no answer")):"
+                    "quoted at \(global.endpoint) answers, but its store is down (\(down.message)):"
                         + " writes are refused with storage_error")
             }
-            output.line("quoted at \(global.endpoint) is up: last event #\(reply.lastSeq ?? 0), \(roundTrip)")
         }
     }
 }

@@ -29,8 +29,8 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await global.show(.list(state: state, customer: customer, after: after, limit: limit)) {
-            reply, output in
-            let quotes = reply.quotes ?? []
+            answer, output in
+            guard case .quotes(let quotes, let next, _) = answer else { return }
             output.table(
                 ["ID", "STATE", "CUSTOMER", "CAR", "PRICE", "MECHANIC", "UPDATED"],
                 quotes.map { quote in
@@ -40,7 +40,7 @@ struct List: AsyncParsableCommand {
                     ]
                 },
                 styling: [1: output.state])
-            if let next = reply.next {
+            if let next {
                 output.errorLine(
                     "more: quotectl list --after \(next)\(state.map { " --state \($0)" } ?? "")"
                         + (customer.map { " --customer '\($0)'" } ?? ""))

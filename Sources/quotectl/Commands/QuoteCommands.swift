@@ -92,11 +92,12 @@ struct Waiting: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await global.show(.waiting(limit: limit)) { reply, output in
+        try await global.show(.waiting(limit: limit)) { answer, output in
+            guard case .quotes(let quotes, _, _) = answer else { return }
             let now = Date()
             output.table(
                 ["#", "ID", "CUSTOMER", "PRICE", "WAITING FOR", "SINCE", "WAITED"],
-                (reply.quotes ?? []).enumerated().map { index, quote in
+                quotes.enumerated().map { index, quote in
                     let since = quote.waitingSince ?? quote.updatedAt
                     return [
                         String(index + 1), String(quote.id), quote.customer.name, Output.money(quote.priceCents),

@@ -79,15 +79,16 @@ struct Submit: AsyncParsableCommand {
     func run() async throws {
         try await global.withQuoted(retries: retries) { (quoted, output) throws(QuotedError) in
             // A repeat under the same key is answered with the first quote: safe to retry.
-            let reply = try await quoted.checked(request(), retry: true)
+            let (reply, answer) = try await quoted.checked(request(), retry: true)
             if output.json { return output.reply(reply) }
-            guard let quote = reply.quote else { return }
-            if reply.replayed == true {
+            guard case .change(let change) = answer else { return }
+            let quote = change.quote
+            if change.replayed {
                 output.line("Already submitted with this idempotency key; nothing new was created.")
             }
             output.quote(quote)
-            if let position = reply.waitPosition { output.line("In line for a mechanic: number \(position).") }
-            if let bookingError = reply.bookingError {
+            if let position = change.waitPosition { output.line("In line for a mechanic: number \(position).") }
+            if let bookingError = change.bookingError {
                 throw QuotedError(
                     refusal: WireError(
                         code: bookingError.code,

@@ -53,17 +53,25 @@ struct Top: ParsableCommand {
         }
     }
 
+    /// The daemon's `stats`.
+    private static func stats(_ client: borrowing CommandClient) throws(QuotedError) -> Reply.Stats {
+        guard case .stats(let stats) = try client.answer(.stats) else {
+            throw QuotedError(.internal, "quoted's reply to stats is not what it answers with")
+        }
+        return stats
+    }
+
     /// `--once` and `--json`: frames or JSON objects on standard output, no screen control.
     private func stream(_ client: borrowing CommandClient, _ output: Output) throws(QuotedError) {
-        var earlier = try client.checked(.stats).activity
+        var earlier = try Self.stats(client).activity
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         while !interrupted.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: interval)
-            let reply = try client.checked(.stats)
-            let figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: reply)
-            earlier = reply.activity
+            let stats = try Self.stats(client)
+            let figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: stats)
+            earlier = stats.activity
             if global.json {
                 let data = (try? encoder.encode(figures)) ?? Data("{}".utf8)
                 output.line(String(decoding: data, as: UTF8.self))
@@ -94,10 +102,10 @@ struct Top: ParsableCommand {
             if clock.now >= next {
                 next = clock.now + period
                 do {
-                    let reply = try client.checked(.stats)
+                    let stats = try Self.stats(client)
                     // The first frame shows rates since the daemon started, the rest per interval.
-                    figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: reply)
-                    earlier = reply.activity
+                    figures = TopFigures(endpoint: client.endpoint, earlier: earlier, later: stats)
+                    earlier = stats.activity
                     problem = nil
                 } catch {
                     problem = error.message

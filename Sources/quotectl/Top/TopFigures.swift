@@ -34,9 +34,9 @@ struct TopFigures: Encodable, Equatable {
     var eventsPerSecond: Double
     var lastSeq: Int64
 
-    /// The figures between `earlier` and `later`, two `stats` replies of the same daemon;
+    /// The figures between `earlier` and `later`, two `stats` answers of the same daemon;
     /// without `earlier` (or when the daemon restarted in between) since the daemon started.
-    init(endpoint: String, earlier: WireReply.Activity?, later reply: WireReply, at: Date = Date()) {
+    init(endpoint: String, earlier: WireReply.Activity?, later reply: Reply.Stats, at: Date = Date()) {
         let now = reply.activity
         // Counters that went down mean a restart: count from zero.
         let before = earlier.flatMap { earlier in
@@ -73,14 +73,14 @@ struct TopFigures: Encodable, Equatable {
         operations = rows
         requestsPerSecond = rows.reduce(0) { $0 + $1.perSecond }
         self.errors = errors
-        quotes = reply.counts ?? [:]
-        mechanicsBusy = reply.mechanicCounts?["busy"] ?? 0
-        mechanicsFree = reply.mechanicCounts?["free"] ?? 0
-        mechanicsOffDuty = reply.mechanicCounts?["offDuty"] ?? 0
-        waiting = reply.counts?["waiting"] ?? 0
+        quotes = reply.counts
+        mechanicsBusy = reply.mechanicCounts["busy"] ?? 0
+        mechanicsFree = reply.mechanicCounts["free"] ?? 0
+        mechanicsOffDuty = reply.mechanicCounts["offDuty"] ?? 0
+        waiting = reply.counts["waiting"] ?? 0
         oldestWaitSeconds = reply.oldestWaitMilliseconds.map { Double($0) / 1_000 }
         eventsPerSecond = Double((now?.eventsPublished ?? 0) - (before?.eventsPublished ?? 0)) / interval
-        lastSeq = reply.lastSeq ?? 0
+        lastSeq = reply.lastSeq
     }
 
     private static func difference(_ later: [Int64]?, _ earlier: [Int64]?) -> [Int64] {
