@@ -135,7 +135,7 @@ public struct CommandClient: ~Copyable {
     /// as is a reply without what that operation answers with.
     public func answer(_ request: Request, retries: Int = 0) throws(QuotedError) -> Reply {
         guard let answer = Reply(try checked(request, retries: retries), answering: request.operation) else {
-            throw Quoted.unexpected(request)
+            throw QuotedError.unexpectedReply(to: request.operation)
         }
         return answer
     }

@@ -84,12 +84,12 @@ public struct EventFollower: ~Copyable {
     /// Hands every event, in `seq` order, exactly once, to `deliver`, until it returns `false`
     /// or `isStopped` (asked at least every ``Options/idleCheck``) returns `true`. `notice`
     /// hears about connections and replays. Throws only when quoted cannot be reached at the
-    /// start (to learn where "now" is) or a reply cannot be read.
+    /// start (to learn where "now" is), its store is down then, or a reply cannot be read.
     public mutating func run(
         deliver: (WireEvent) -> Bool, notice: (Notice) -> Void, isStopped: () -> Bool = { false }
     ) throws(QuotedError) {
         // Where the stream stands now: the start for "from now on", the end of the first replay.
-        let lastSeq = try client.checked(.ping).lastSeq ?? 0
+        let lastSeq = try lastSequence()
         if sequencer.next == nil { sequencer = EventSequencer(since: lastSeq) }
         notice(.following(after: (sequencer.next ?? 1) - 1))
         if sequencer.isBehind(lastSeq: lastSeq) {
@@ -155,12 +155,23 @@ public struct EventFollower: ~Copyable {
     private mutating func catchUp(deliver: (WireEvent) -> Bool, notice: (Notice) -> Void) throws(QuotedError) -> Bool {
         let lastSeq: Int64
         do {
-            lastSeq = try client.checked(.ping).lastSeq ?? 0
-        } catch  where error.code == .timedOut {
+            lastSeq = try lastSequence()
+        } catch  where error.code == .timedOut || error.code == .unavailable {
             return true
         }
         guard sequencer.isBehind(lastSeq: lastSeq) else { return true }
         return try replay(through: lastSeq, deliver: deliver, notice: notice, announce: sequencer.next)
+    }
+
+    /// The log's last `seq`, from `ping`; a store that is down is ``QuotedError/Code/unavailable``
+    /// (where the log stands is not known then).
+    private func lastSequence() throws(QuotedError) -> Int64 {
+        guard case .pong(let store) = try client.answer(.ping) else { throw QuotedError.unexpectedReply(to: .ping) }
+        switch store {
+        case .success(let lastSeq): return lastSeq
+        case .failure(let down):
+            throw QuotedError(.unavailable, "quoted answers, but its store is down: \(down.message)")
+        }
     }
 
     /// Replays from the next expected seq through `last`, page by page.
@@ -176,7 +187,9 @@ public struct EventFollower: ~Copyable {
             } catch  where error.code == .timedOut {
                 return true  // try again at the next gap or idle check
             }
-            guard case .events(let events, _, _) = answer else { throw Quoted.unexpected(request) }
+            guard case .events(let events, _, _) = answer else {
+                throw QuotedError.unexpectedReply(to: request.operation)
+            }
             guard let first = events.first, let final = events.last else {
                 // Nothing left after `next`: the rest was pruned.
                 notice(.pruned(from: next, to: last))

@@ -107,7 +107,7 @@ public final class Quoted: Sendable {
     public func quote(_ id: Int64) async throws(QuotedError) -> (quote: WireQuote, history: [WireReply.HistoryStep]) {
         let request = Request.get(quoteId: id)
         guard case .quote(let quote, let history) = try await answer(request, retry: true) else {
-            throw Self.unexpected(request)
+            throw QuotedError.unexpectedReply(to: request.operation)
         }
         return (quote, history)
     }
@@ -119,23 +119,28 @@ public final class Quoted: Sendable {
     ) async throws(QuotedError) -> [WireQuote] {
         let request = Request.list(state: state, customer: customer, after: after, limit: limit)
         guard case .quotes(let quotes, _, _) = try await answer(request, retry: true) else {
-            throw Self.unexpected(request)
+            throw QuotedError.unexpectedReply(to: request.operation)
         }
         return quotes
     }
 
     /// Quotes by state, mechanics busy and free, the log's last `seq`, the daemon's activity.
     public func stats() async throws(QuotedError) -> Reply.Stats {
-        guard case .stats(let stats) = try await answer(.stats, retry: true) else { throw Self.unexpected(.stats) }
+        guard case .stats(let stats) = try await answer(.stats, retry: true) else {
+            throw QuotedError.unexpectedReply(to: .stats)
+        }
         return stats
     }
 
     /// The log's last `seq`; throws when quoted does not answer, or its store is down.
     public func ping() async throws(QuotedError) -> Int64 {
-        guard case .pong(let store) = try await answer(.ping, retry: true) else { throw Self.unexpected(.ping) }
+        guard case .pong(let store) = try await answer(.ping, retry: true) else {
+            throw QuotedError.unexpectedReply(to: .ping)
+        }
         switch store {
         case .success(let lastSeq): return lastSeq
-        case .failure(let down): throw QuotedError(.refused, "quoted answers, but its store is down: \(down.message)")
+        case .failure(let down):
+            throw QuotedError(.unavailable, "quoted answers, but its store is down: \(down.message)")
         }
     }
 
@@ -144,7 +149,9 @@ public final class Quoted: Sendable {
     /// idempotency key).
     public func answer(_ request: Request, retry: Bool) async throws(QuotedError) -> Reply {
         let reply = try await send(request, retry: retry)
-        guard let answer = Reply(reply, answering: request.operation) else { throw Self.unexpected(request) }
+        guard let answer = Reply(reply, answering: request.operation) else {
+            throw QuotedError.unexpectedReply(to: request.operation)
+        }
         return answer
     }
 
@@ -165,12 +172,9 @@ public final class Quoted: Sendable {
     }
 
     private func change(_ request: Request, retry: Bool) async throws(QuotedError) -> Outcome {
-        guard case .change(let change) = try await answer(request, retry: retry) else { throw Self.unexpected(request) }
+        guard case .change(let change) = try await answer(request, retry: retry) else {
+            throw QuotedError.unexpectedReply(to: request.operation)
+        }
         return change
-    }
-
-    /// A reply that is not what its request's operation answers with.
-    static func unexpected(_ request: Request) -> QuotedError {
-        QuotedError(.internal, "quoted's reply to \(request.operation.rawValue) is not what that operation answers")
     }
 }

@@ -85,6 +85,11 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         builderProblems = problems
     }
 
+    /// The error for a reply that is not what its request's operation answers with.
+    public static func unexpectedReply(to operation: Operation) -> QuotedError {
+        QuotedError(.internal, "quoted's reply to \(operation.rawValue) is not what that operation answers with")
+    }
+
     /// The message, with quoted's code and every problem.
     public var description: String {
         let details = problems.map { "\n  - \($0.field): \($0.message)" }.joined()

@@ -15,8 +15,8 @@ extension DaemonConfiguration {
         /// A whole number's allowed values.
         public let range: ClosedRange<Int>?
 
-        /// What the flag's `--help` says of it, before its default.
-        let help: String?
+        /// What the flag's `--help` says of it, before its default; every key with a flag has it.
+        public let help: String?
 
         /// A key whose default, if any, is `defaultText`.
         init(_ name: String, flag: String? = nil, default defaultText: String? = nil, help: String? = nil) {

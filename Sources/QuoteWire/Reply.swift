@@ -24,8 +24,9 @@ public enum Reply: Sendable, Hashable {
     /// `catalog`: the catalog in force as a catalog file holds it, and its version;
     /// `truncated` when its roster did not fit in one reply (`mechanics` pages through it).
     case catalog(CatalogDocument, version: Int64, truncated: Bool)
-    /// `applyCatalog`: the version of the catalog now in force.
-    case catalogApplied(version: Int64)
+    /// `applyCatalog`: the version of the catalog now in force, and the quote a mechanic it
+    /// added booked from the line, if any.
+    case catalogApplied(version: Int64, quote: WireQuote?)
     /// `events`: a page of the log, and the log's last `seq` when it was read.
     case events([WireEvent], lastSeq: Int64?, truncated: Bool)
     /// `stats`: the store's figures and the daemon's activity.
@@ -95,7 +96,7 @@ public enum Reply: Sendable, Hashable {
             self = .catalog(catalog, version: version, truncated: reply.truncated ?? false)
         case .applyCatalog:
             guard let version = reply.catalogVersion else { return nil }
-            self = .catalogApplied(version: version)
+            self = .catalogApplied(version: version, quote: reply.quote)
         case .events:
             self = .events(reply.events ?? [], lastSeq: reply.lastSeq, truncated: reply.truncated ?? false)
         case .stats:

@@ -72,7 +72,8 @@ public enum Request: Sendable, Hashable {
     }
 
     /// The mechanic a request names, by name: the one it asks for (a submission's, a
-    /// booking's, a reassignment's), or the one of the roster it changes.
+    /// booking's, a reassignment's), or the one of the roster it changes (not a new one:
+    /// `addMechanic` sends its name as `name`).
     public var mechanic: String? {
         switch self {
         case .submit(let submission, _, _, _): submission.mechanic

@@ -95,9 +95,9 @@ struct GlobalOptions: ParsableArguments {
     /// its answer; a refusal or a timeout is reported and sets the exit status.
     func show(_ request: Request, _ render: (Reply, inout Output) throws(QuotedError) -> Void) async throws {
         try await withQuoted { (quoted, output) throws(QuotedError) in
-            let (reply, answer) = try await quoted.checked(request)
+            let reply = try await quoted.checked(request)
             if output.json { return output.reply(reply) }
-            try render(answer, &output)
+            try render(try reply.answer(to: request), &output)
         }
     }
 
@@ -122,14 +122,21 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension Quoted {
-    /// Sends `request` and returns its reply, as sent and as its operation's answer, a refusal
-    /// or a timeout thrown as the CLI's ``QuotedError``; with `retry`, sent again as the
-    /// configuration allows (reads, and a submit with its idempotency key).
-    func checked(_ request: Request, retry: Bool = false) async throws(QuotedError) -> (WireReply, Reply) {
-        let reply = try await send(request, retry: retry)
-        guard let answer = Reply(reply, answering: request.operation) else {
-            throw QuotedError(.internal, "quoted's reply to \(request.operation.rawValue) is not what it answers with")
+    /// Sends `request` and returns its reply, a refusal or a timeout thrown as the CLI's
+    /// ``QuotedError``; with `retry`, sent again as the configuration allows (reads, and a
+    /// submit with its idempotency key).
+    func checked(_ request: Request, retry: Bool = false) async throws(QuotedError) -> WireReply {
+        try await send(request, retry: retry)
+    }
+}
+
+extension WireReply {
+    /// The reply as the answer `request`'s operation gives, for the human views (`--json`
+    /// prints the reply as it came, whatever it holds).
+    func answer(to request: Request) throws(QuotedError) -> Reply {
+        guard let answer = Reply(self, answering: request.operation) else {
+            throw QuotedError.unexpectedReply(to: request.operation)
         }
-        return (reply, answer)
+        return answer
     }
 }

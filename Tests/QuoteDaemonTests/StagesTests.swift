@@ -308,7 +308,7 @@ extension StagesTests {
     /// The kind of answer, for comparing.
     private static func kind(_ answer: Reply?) -> String {
         switch answer {
-        case .change(let change): "change \(change.quote.state)"
+        case .change(let change): "change \(change.quote.state)\(change.replayed ? " again" : "")"
         case .quote(let quote, let history): "quote \(quote.state), \(history.count) steps"
         case .quotes(let quotes, _, _): "quotes \(quotes.count)"
         case .mechanics(let mechanics, _): "mechanics \(mechanics.count)"
@@ -316,7 +316,7 @@ extension StagesTests {
         case .roster(let mechanic, let onDuty, _):
             "roster \(mechanic.name) \(mechanic.skill) \(onDuty.map(String.init) ?? "-")"
         case .catalog(_, let version, _): "catalog \(version)"
-        case .catalogApplied(let version): "catalog applied \(version)"
+        case .catalogApplied(let version, _): "catalog applied \(version)"
         case .events(let events, _, _): "events \(events.count)"
         case .stats(let stats): "stats \(stats.counts.values.reduce(0, +))"
         case .pong(.success): "pong"
@@ -348,7 +348,9 @@ extension StagesTests {
             (.submit(noTrim), "change pending"),
             (.resolve(quoteId: 3, Resolution(car: .init(trim: "EX"))), "change ready"),
             (.cancel(quoteId: 3, reason: "changed their mind"), "change cancelled"),
-            (.list(limit: 10), "quotes 3"),
+            (.submit(oilChange, idempotencyKey: "once"), "change ready"),
+            (.submit(oilChange, idempotencyKey: "once"), "change ready again"),
+            (.list(limit: 10), "quotes 4"),
             (.waiting(), "quotes 0"),
             (.mechanics(), "mechanics 10"),
             (.services, "services 11"),
@@ -359,7 +361,7 @@ extension StagesTests {
             (.catalog, "catalog 4"),
             (.applyCatalog(CatalogDocument(.standard)), "catalog applied 4"),
             (.events(since: 0, limit: 2), "events 2"),
-            (.stats, "stats 3"),
+            (.stats, "stats 4"),
             (.ping, "pong"),
         ]
         #expect(Set(requests.map(\.0.operation)) == Set(Operation.allCases), "every operation is tried")

@@ -8,9 +8,9 @@ public struct Resolution: Hashable, Sendable, Codable {
     /// A total set by hand; makes the quote ready whatever else is missing.
     public var price: Money?
 
-    /// Creates a resolution.
+    /// Creates a resolution; a car with no detail given is none.
     public init(car: Submission.CarInput? = nil, services: [String]? = nil, price: Money? = nil) {
-        self.car = car
+        self.car = car == Submission.CarInput() ? nil : car
         self.services = services
         self.price = price
     }

@@ -77,8 +77,10 @@ struct CatalogCommand: AsyncParsableCommand {
                     "\(file) is not a valid catalog:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
             }
             try await global.withQuoted { (quoted, output) throws(QuotedError) in
-                let (current, answer) = try await quoted.checked(.catalog)
-                guard case .catalog(let inForce, let version, let truncated) = answer else { return }
+                let current = try await quoted.checked(.catalog)
+                guard case .catalog(let inForce, let version, let truncated) = try current.answer(to: .catalog) else {
+                    return
+                }
                 let changes: [String]
                 do {
                     changes = try inForce.catalog().difference(to: catalog)
@@ -100,9 +102,10 @@ struct CatalogCommand: AsyncParsableCommand {
                     if output.json { output.reply(current) }
                     return
                 }
-                let (reply, applied) = try await quoted.checked(.applyCatalog(document))
+                let request = Request.applyCatalog(document)
+                let reply = try await quoted.checked(request)
                 if output.json { return output.reply(reply) }
-                guard case .catalogApplied(let version) = applied else { return }
+                guard case .catalogApplied(let version, _) = try reply.answer(to: request) else { return }
                 output.line("catalog version \(version) in force")
             }
         }

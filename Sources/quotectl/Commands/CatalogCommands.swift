@@ -84,12 +84,12 @@ struct Ping: AsyncParsableCommand {
         try await global.withQuoted { (quoted, output) throws(QuotedError) in
             let clock = ContinuousClock()
             let start = clock.now
-            let (reply, answer) = try await quoted.checked(.ping)
+            let reply = try await quoted.checked(.ping)
             let elapsed = clock.now - start
             if output.json { return output.reply(reply) }
             let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
             let roundTrip = "round trip \(micros / 1_000).\(String(micros % 1_000 / 100)) ms"
-            guard case .pong(let store) = answer else { return }
+            guard case .pong(let store) = try reply.answer(to: .ping) else { return }
             switch store {
             case .success(let lastSeq):
                 output.line("quoted at \(global.endpoint) is up: last event #\(lastSeq), \(roundTrip)")

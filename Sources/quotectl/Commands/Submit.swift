@@ -79,9 +79,10 @@ struct Submit: AsyncParsableCommand {
     func run() async throws {
         try await global.withQuoted(retries: retries) { (quoted, output) throws(QuotedError) in
             // A repeat under the same key is answered with the first quote: safe to retry.
-            let (reply, answer) = try await quoted.checked(request(), retry: true)
+            let sent = try request()
+            let reply = try await quoted.checked(sent, retry: true)
             if output.json { return output.reply(reply) }
-            guard case .change(let change) = answer else { return }
+            guard case .change(let change) = try reply.answer(to: sent) else { return }
             let quote = change.quote
             if change.replayed {
                 output.line("Already submitted with this idempotency key; nothing new was created.")

@@ -56,7 +56,7 @@ struct Top: ParsableCommand {
     /// The daemon's `stats`.
     private static func stats(_ client: borrowing CommandClient) throws(QuotedError) -> Reply.Stats {
         guard case .stats(let stats) = try client.answer(.stats) else {
-            throw QuotedError(.internal, "quoted's reply to stats is not what it answers with")
+            throw QuotedError.unexpectedReply(to: .stats)
         }
         return stats
     }
