@@ -79,6 +79,15 @@ struct StagesTests {
             store: store, catalog: LiveCatalog(.standard), logger: logger, daemonTicket: RequestTicket.daemon)
     }
 
+    /// The real store, and the three stages over it as the daemon configures them.
+    private func stages() throws -> (SQLiteQuoteStore, BatchCommitter<RequestTicket>, RequestDecoder, ReplyEncoder) {
+        let store = try SQLiteQuoteStore(path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        return (
+            store, try committer(store), RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes),
+            ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        )
+    }
+
     private static func frames(_ identity: String, _ body: String) -> [[UInt8]] {
         [Array(identity.utf8), [], Array(body.utf8)]
     }
@@ -191,11 +200,7 @@ struct StagesTests {
 
     @Test("a committed submission is answered once and announced by its two events, in seq order")
     func committedSubmission() async throws {
-        let store = try SQLiteQuoteStore(
-            path: state.configuration.databasePath, catalog: .standard, logger: logger)
-        let committer = try committer(store)
-        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
-        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        let (store, committer, decoder, encoder) = try stages()
         var batch = committer.newBatch()
         decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
         let encoded = encoder.encodeReplies(await committer.commit(batch))
@@ -327,11 +332,7 @@ extension StagesTests {
 
     @Test("every operation's reply, as the stages write it, reads as that operation's answer")
     func everyReplyReadsAsItsAnswer() async throws {
-        let store = try SQLiteQuoteStore(
-            path: state.configuration.databasePath, catalog: .standard, logger: logger)
-        let committer = try committer(store)
-        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
-        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        let (_, committer, decoder, encoder) = try stages()
         let codec = WireCodec()
         let car = Submission.CarInput(make: "Honda", model: "Civic", year: 2015, trim: "EX")
         let customer = Submission.CustomerInput(name: "Reza", email: "reza@example.com", address: "1 Main St")
