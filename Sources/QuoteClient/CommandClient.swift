@@ -134,9 +134,6 @@ public struct CommandClient: ~Copyable {
     /// Sends `request` and returns its answer, read for its operation: a refusal is thrown,
     /// as is a reply without what that operation answers with.
     public func answer(_ request: Request, retries: Int = 0) throws(QuotedError) -> Reply {
-        guard let answer = Reply(try checked(request, retries: retries), answering: request.operation) else {
-            throw QuotedError.unexpectedReply(to: request.operation)
-        }
-        return answer
+        try checked(request, retries: retries).answer(to: request)
     }
 }

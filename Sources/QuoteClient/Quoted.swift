@@ -148,11 +148,7 @@ public final class Quoted: Sendable {
     /// Retried after a timeout only with `retry` (safe for reads, and for a submit with an
     /// idempotency key).
     public func answer(_ request: Request, retry: Bool) async throws(QuotedError) -> Reply {
-        let reply = try await send(request, retry: retry)
-        guard let answer = Reply(reply, answering: request.operation) else {
-            throw QuotedError.unexpectedReply(to: request.operation)
-        }
-        return answer
+        try await send(request, retry: retry).answer(to: request)
     }
 
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout

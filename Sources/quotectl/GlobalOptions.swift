@@ -129,14 +129,3 @@ extension Quoted {
         try await send(request, retry: retry)
     }
 }
-
-extension WireReply {
-    /// The reply as the answer `request`'s operation gives, for the human views (`--json`
-    /// prints the reply as it came, whatever it holds).
-    func answer(to request: Request) throws(QuotedError) -> Reply {
-        guard let answer = Reply(self, answering: request.operation) else {
-            throw QuotedError.unexpectedReply(to: request.operation)
-        }
-        return answer
-    }
-}
