@@ -71,8 +71,8 @@ public protocol QuoteStore: Sendable {
     func lastSequence() async throws(StoreError) -> Int64
 
     /// Deletes old events within what the retention promises, the oldest first and at most
-    /// `limit`, in one transaction; returns how many went. (``pruneEvents(now:)`` prunes them
-    /// all, a batch at a time.)
+    /// `limit` rows, in one transaction; returns how many events went (a row may hold two).
+    /// (``pruneEvents(now:)`` prunes them all, a batch at a time.)
     @discardableResult
     func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int
 

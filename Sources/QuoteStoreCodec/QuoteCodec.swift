@@ -121,8 +121,7 @@ private struct Writer: ~Copyable {
     mutating func int(_ value: Int64) { unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
     mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             output.appendLEB128(UInt64(utf8.count))
             output.append(UnsafeRawBufferPointer(utf8))
         }

@@ -5,11 +5,19 @@ package import QuoteStore
 /// An event's row as both stores keep it in their `events` table, and the one rule they share
 /// for a new quote's first event.
 ///
-/// A new quote's `quote.submitted` is written without data: its quote is the priced one in
-/// the event right after it (the same quote, appended with it), back at its first state.
-/// Reading the log rebuilds it from that row, which saves encoding and storing the quote twice.
-/// Pruning never takes one row of the pair without the other: it deletes rows up to a `seq`
-/// and older than a time, and the two share their time.
+/// A new quote's `quote.submitted` is the quote of the event right after it (its priced
+/// state, appended with it, the only event that leaves `submitted`), back at its first state:
+/// reading the log rebuilds it from that row, which saves encoding and storing the quote twice.
+/// It is kept in one of two ways, and readers take both:
+/// - no row of its own (SQLite): the priced row stands for both events, its `seq` and the one
+///   before, which saves a row a submission;
+/// - a bare row, without data (PostgreSQL, and SQLite files written before), read from the
+///   row after it.
+///
+/// (Files older still hold a `quote.submitted` with its own data, read as any other event.)
+///
+/// Pruning never leaves a bare row without the row after it: it deletes rows up to a `seq`,
+/// oldest first.
 package struct StoredEventRow: Sendable {
     package var seq: Int64
     /// Milliseconds since the epoch (`StoredTime`).
@@ -31,12 +39,16 @@ package struct StoredEventRow: Sendable {
         self.by = by
     }
 
-    /// A new quote's `quote.submitted`, stored without its quote: reading it takes the row
-    /// after it.
+    /// A new quote's `quote.submitted` kept as a bare row: its event is read from the row
+    /// after it (``opensQuote``).
     package var isBareSubmission: Bool { type == "quote.submitted" && data.isEmpty }
 
+    /// Whether this row is a new quote's priced state: it also stands for the
+    /// `quote.submitted` event one `seq` before it.
+    package var opensQuote: Bool { from == QuoteStatus.submitted.rawValue }
+
     /// The new quote whose two first events `changes` are (`quote.submitted`, then its priced
-    /// state), appended together: the pair whose first is stored without data.
+    /// state), appended together: the pair whose first has no data of its own.
     package static func submission(_ changes: [StoredEvent.Kind]) -> Quote? {
         guard changes.count == 2, case .quote(nil, let submitted) = changes[0],
             case .quote(.submitted, let priced) = changes[1], submitted.id == priced.id
@@ -48,42 +60,52 @@ package struct StoredEventRow: Sendable {
     /// statement, so that a page ending on a bare submission has the row it is read from.
     package static func rowsToRead(forPage limit: Int) -> Int { limit < .max ? limit + 1 : limit }
 
-    /// The page of at most `limit` events in `rows`, read as ``rowsToRead(forPage:)`` says.
-    package static func page(_ rows: [StoredEventRow], limit: Int) throws -> [StoredEvent] {
-        guard rows.count > limit else { return try events(rows, following: nil) }
-        return try events(Array(rows.prefix(max(limit, 0))), following: rows[max(limit, 0)])
-    }
-
-    /// The events of `rows`, consecutive in the log; `following` is the row after the last,
-    /// read when the last is a bare submission (``isBareSubmission``). Throws
-    /// `QuoteCodec.CorruptRecord` (or a decoding error) for a row that does not read back.
-    package static func events(_ rows: [StoredEventRow], following: StoredEventRow?) throws -> [StoredEvent] {
-        try rows.indices.map { index in
-            try rows[index].event(next: index + 1 < rows.count ? rows[index + 1] : following)
+    /// The page of at most `limit` events after `after` in `rows`, the rows from `after` on
+    /// read as ``rowsToRead(forPage:)`` says. Throws `QuoteCodec.CorruptRecord` (or a decoding
+    /// error) for a row that does not read back, or a bare submission not followed by its quote.
+    package static func page(_ rows: [StoredEventRow], after: Int64, limit: Int) throws -> [StoredEvent] {
+        var events: [StoredEvent] = []
+        events.reserveCapacity(min(max(limit, 0), rows.count + 1))
+        for index in rows.indices where events.count < limit {
+            let row = rows[index]
+            if row.isBareSubmission {
+                // Read from the row after it; the last row read may be without it (the page then
+                // ends before it).
+                guard index + 1 < rows.count else { break }
+                let next = rows[index + 1]
+                guard next.seq == row.seq &+ 1, next.quote == row.quote, next.opensQuote, !next.data.isEmpty else {
+                    throw QuoteCodec.CorruptRecord(
+                        description: "event \(row.seq) (quote.submitted) has no priced event after it")
+                }
+                continue
+            }
+            // Files from before bare rows hold a `quote.submitted` with its data: read as it is.
+            let ownRow = index > 0 && rows[index - 1].seq == row.seq &- 1 && !rows[index - 1].isBareSubmission
+            if row.opensQuote, row.seq &- 1 > after, !ownRow {
+                events.append(try row.submittedEvent())
+                if events.count == limit { break }
+            }
+            events.append(try row.event())
         }
+        return events
     }
 
-    /// The event this row holds; `next` is the row after it.
-    private func event(next: StoredEventRow?) throws -> StoredEvent {
-        let quoteID = QuoteID(quote)
+    /// The `quote.submitted` this row (``opensQuote``) stands for, one `seq` before it.
+    private func submittedEvent() throws -> StoredEvent {
+        let priced = try QuoteCodec.decodeQuote(data)
+        let submitted = Quote(
+            id: priced.id, request: priced.request, submittedAt: priced.submittedAt,
+            submittedBy: priced.submittedBy, submissionDigest: priced.submissionDigest)
+        return StoredEvent(seq: seq &- 1, at: StoredTime.date(at), kind: .quote(from: nil, quote: submitted), by: by)
+    }
+
+    /// The event this row holds.
+    private func event() throws -> StoredEvent {
         let kind: StoredEvent.Kind
-        if isBareSubmission {
-            guard let next, next.seq == seq &+ 1, next.quote == quote, !next.data.isEmpty else {
-                throw QuoteCodec.CorruptRecord(
-                    description: "event \(seq) (quote.submitted) has no priced event after it")
-            }
-            let priced = try QuoteCodec.decodeQuote(next.data)
-            kind = .quote(
-                from: nil,
-                quote: Quote(
-                    id: priced.id, request: priced.request, submittedAt: priced.submittedAt,
-                    submittedBy: priced.submittedBy, submissionDigest: priced.submissionDigest))
-        } else {
-            do {
-                kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: quoteID)
-            } catch {
-                throw QuoteCodec.CorruptRecord(description: "event \(seq): \(error)")
-            }
+        do {
+            kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quote))
+        } catch {
+            throw QuoteCodec.CorruptRecord(description: "event \(seq): \(error)")
         }
         return StoredEvent(seq: seq, at: StoredTime.date(at), kind: kind, by: by)
     }

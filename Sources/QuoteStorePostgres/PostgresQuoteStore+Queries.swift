@@ -99,7 +99,7 @@ extension PostgresQuoteStore {
             """
         ).map(Self.eventRow)
         do {
-            return try StoredEventRow.page(rows, limit: limit)
+            return try StoredEventRow.page(rows, after: after, limit: limit)
         } catch {
             throw StoreError(.corrupt, "\(error)")
         }

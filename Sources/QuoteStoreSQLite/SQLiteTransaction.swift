@@ -323,9 +323,8 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     /// A new quote's two steps, `submitted` then its priced state, as two events with
-    /// consecutive sequence numbers, in one statement.
-    ///
-    /// `quote.submitted` is stored without data, as ``StoredEventRow`` says.
+    /// consecutive sequence numbers, in one row: the priced state's, which stands for the
+    /// `quote.submitted` before it (``StoredEventRow``).
     private func appendSubmission(_ submitted: Quote, priced: Quote, by actor: String?) throws -> [StoredEvent] {
         // The states are closed enums, written into the SQL rather than bound: a text bind
         // copies into a fresh SQLite allocation.
@@ -337,20 +336,14 @@ final class SQLiteTransaction: StoreTransaction {
             status == .ready ? .readySubmissionEvents : .pendingSubmissionEvents,
             """
             INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
-            VALUES (?, ?, 'quote.submitted', ?, NULL, NULL, 'submitted', X'', ?),
-                (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?, ?)
+            VALUES (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?, ?)
             """)
-        let id = submitted.id.rawValue
         let first = try nextSeq(count: 2)
         let data = encode(priced)
         try statement.execute {
-            $0.bind(first)
-            $0.bind(nowMilliseconds)
-            $0.bind(id)
-            $0.bind(actor)
             $0.bind(first + 1)
             $0.bind(nowMilliseconds)
-            $0.bind(id)
+            $0.bind(submitted.id.rawValue)
             $0.bind(data)
             $0.bind(actor)
         }

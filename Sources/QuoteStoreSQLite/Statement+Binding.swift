@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import QuoteCore
 import QuoteStore
 
 /// Values bound straight to a prepared statement's SQLite handle, in parameter order.
@@ -29,8 +30,7 @@ struct Bindings {
 
     mutating func bind(_ value: String) {
         count += 1
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             _ = sqlite3_bind_text(
                 handle, count, UnsafeRawPointer(utf8.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) },
                 Int32(utf8.count), Self.transient)

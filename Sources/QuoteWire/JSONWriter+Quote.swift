@@ -33,7 +33,6 @@ extension JSONWriter {
         case .cancelled(let from, _): cancelledFrom = from
         case .waiting(let priced, let since, let mechanic): (pricing, waiting) = (priced, (since, mechanic))
         }
-        let request = quote.request
         beginObject()
         field("id", quote.id.rawValue)
         field("state", quote.status.rawValue)
@@ -43,13 +42,13 @@ extension JSONWriter {
             splice(shared)
         } else {
             key("customer")
-            customer(request.customer)
+            customer(quote.request.customer)
             key("car")
-            car(request.car)
+            car(quote.request.car)
             key("services")
-            objects(request.services) { $0.line(name: $1.name, priceCents: $1.listed?.price.cents) }
-            field("preferredMechanic", request.preferredMechanic?.name)
-            field("coupon", request.coupon?.code)
+            objects(quote.request.services) { $0.line(name: $1.name, priceCents: $1.listed?.price.cents) }
+            field("preferredMechanic", quote.request.preferredMechanic?.name)
+            field("coupon", quote.request.coupon?.code)
         }
         let requestPart = requestStart..<position
         field("currency", (pricing?.total.currency ?? currency).code)

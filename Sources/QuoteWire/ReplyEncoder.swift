@@ -298,7 +298,7 @@ public struct ReplyEncoder {
         let encoded: EncodedQuote
         if quote.status == final.status && quote == final {
             encoded = finalJSON
-        } else if quote.request == final.request {
+        } else if quote.hasSameRequest(as: final) {
             encoded = codec.encodeQuote(quote, currency: currency, sharingRequestWith: finalJSON)
         } else {
             encoded = codec.encodeQuote(quote, currency: currency)

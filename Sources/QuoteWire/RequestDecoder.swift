@@ -118,12 +118,9 @@ public struct RequestDecoder {
                     code: .messageTooLarge,
                     message: "the request has \(body.count) bytes; the limit is \(maxMessageBytes)"))
         }
-        let (result, id) = codec.decodeRequestKeepingID(body)
-        let request: WireRequest
-        switch consume result {
-        case .failure(let error): return .refused(Address(envelope: envelope, id: id), error)
-        case .success(let decoded): request = decoded
-        }
+        var request = WireRequest()
+        let (refusal, id) = codec.decodeRequest(body, into: &request)
+        if let refusal { return .refused(Address(envelope: envelope, id: id), refusal) }
         let address = Address(
             envelope: envelope, id: request.id, op: request.op.flatMap(Operation.init(rawValue:)))
         let actor: Actor

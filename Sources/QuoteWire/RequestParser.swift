@@ -45,33 +45,41 @@ struct RequestParser {
     /// is a JSON object whose `id` is a string or a 64-bit integer, so that the reply can
     /// carry it whatever else is wrong.
     static func parseKeepingID(_ frame: [UInt8]) -> (result: Result<WireRequest, WireError>, id: RequestID?) {
+        var request = WireRequest()
+        let (refusal, id) = parse(frame, into: &request)
+        return (refusal.map { .failure($0) } ?? .success(request), id)
+    }
+
+    /// Parses `frame` into `request`, which starts empty, and says why it is refused, if it
+    /// is, with the request's `id` as ``parseKeepingID(_:)`` keeps it. Filled in place rather
+    /// than returned: a copy of a request's two dozen fields retains and releases each of its
+    /// strings, and this runs for every request.
+    static func parse(_ frame: [UInt8], into request: inout WireRequest) -> (refusal: WireError?, id: RequestID?) {
         frame.withUnsafeBufferPointer { buffer in
             var parser = RequestParser(buffer)
             do {
-                var request = try parser.request()
-                if request.presence.unknown == nil { request.presence.unknown = parser.unknownNested }
-                if let error = parser.fieldError ?? request.textError(knownPlain: parser.allPlain) {
-                    // An id that would itself be refused is not echoed.
-                    return (.failure(error), WireRequest.isEchoable(request.id) ? request.id : nil)
-                }
-                let id = request.id
-                return (.success(request), id)
+                try parser.request(into: &request)
             } catch {
-                return (.failure(WireError(code: .invalidJSON, message: "the request is not valid JSON")), nil)
+                return (WireError(code: .invalidJSON, message: "the request is not valid JSON"), nil)
             }
+            if request.presence.unknown == nil { request.presence.unknown = parser.unknownNested }
+            if let error = parser.fieldError ?? request.textError(knownPlain: parser.allPlain) {
+                // An id that would itself be refused is not echoed.
+                return (error, WireRequest.isEchoable(request.id) ? request.id : nil)
+            }
+            return (nil, request.id)
         }
     }
 
     // MARK: The request
 
-    private mutating func request() throws(Failure) -> WireRequest {
-        var request = WireRequest()
+    private mutating func request(into request: inout WireRequest) throws(Failure) {
         skipSpace()
         guard peek() == UInt8(ascii: "{") else {
             try skipValue(depth: 0)
             try end()
             fieldError = WireError(code: .invalidRequest, message: "the request must be a JSON object")
-            return request
+            return
         }
         try object(depth: 0) { parser, key throws(Failure) in
             if let field = WireRequest.Fields(key: key) {
@@ -126,7 +134,6 @@ struct RequestParser {
             }
         }
         try end()
-        return request
     }
 
     /// A catalog document (`applyCatalog`): the bytes of its object, once they are known to

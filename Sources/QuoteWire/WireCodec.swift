@@ -55,6 +55,12 @@ public struct WireCodec {
         RequestParser.parseKeepingID(bytes)
     }
 
+    /// ``decodeRequestKeepingID(_:)`` into `request`, which starts empty: the refusal, if
+    /// any, and the `id` to answer with. The decoder's path: nothing is copied.
+    func decodeRequest(_ bytes: [UInt8], into request: inout WireRequest) -> (refusal: WireError?, id: RequestID?) {
+        RequestParser.parse(bytes, into: &request)
+    }
+
     /// Decodes any protocol value, such as a reply or an event (for clients).
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try decoder.decode(type, from: Data(bytes))

@@ -204,12 +204,12 @@ public struct Catalog: Sendable {
 
     /// The normalised look-up key of a name or code.
     static func key(_ name: String) -> String {
-        var trimmed = name.trimmingPrefixAndSuffixSpaces()
+        let trimmed = name.trimmingPrefixAndSuffixSpaces()
         // Every service of every submission is looked up so: ASCII (the usual name) is lowered
         // byte by byte over its contiguous bytes, or kept when it has no capital, rather than
         // through Unicode's tables or `String.UTF8View`'s iterator.
         var capitals = false
-        let ascii = trimmed.withUTF8 { bytes in
+        let ascii = trimmed.withUTF8Bytes { bytes in
             for byte in bytes {
                 if byte >= 0x80 { return false }
                 if byte &- 0x41 < 26 { capitals = true }
@@ -218,7 +218,7 @@ public struct Catalog: Sendable {
         }
         guard ascii else { return trimmed.lowercased() }
         guard capitals else { return trimmed }
-        return trimmed.withUTF8 { bytes in
+        return trimmed.withUTF8Bytes { bytes in
             String(unsafeUninitializedCapacity: bytes.count) { lowered in
                 for index in bytes.indices {
                     let byte = bytes[index]

@@ -85,8 +85,7 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
         // Written into one buffer: every quote published carries its price so, and string
         // interpolation builds and grows a string per piece.
         let magnitude = cents.magnitude
-        var symbol = currency.symbol
-        return symbol.withUTF8 { symbol in
+        return currency.symbol.withUTF8Bytes { symbol in
             // The sign, the symbol, up to 17 digits of units, the point and two of cents.
             String(unsafeUninitializedCapacity: symbol.count + 22) { buffer in
                 var count = 0
@@ -228,8 +227,7 @@ extension String {
     func trimmingPrefixAndSuffixSpaces() -> String {
         // Through the contiguous bytes, not `UTF8View`'s generic index walk: every field of
         // every submission passes here.
-        var text = self
-        let trimmed: String? = text.withUTF8 { bytes in
+        let trimmed: String? = withUTF8Bytes { bytes in
             func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
             var start = 0
             var end = bytes.count

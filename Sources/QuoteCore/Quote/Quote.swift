@@ -49,7 +49,12 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     /// The store's identifier.
     @inlinable public var id: QuoteID { fields.id }
     /// What the customer asked for, as updated by support's resolutions.
-    @inlinable public var request: QuoteRequest { fields.request }
+    ///
+    /// Lent, not copied: a copy of a request retains each of its strings and arrays, and
+    /// comparing or writing a quote reads its request field by field.
+    @inlinable public var request: QuoteRequest {
+        _read { yield fields.request }
+    }
     /// The state and the data that belongs to it.
     @inlinable public var stage: QuoteStage { fields.stage }
     /// When the quote was submitted.
@@ -87,6 +92,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         fields = Fields(
             id: id, request: request, stage: stage, submittedAt: submittedAt, updatedAt: updatedAt,
             submittedBy: submittedBy, submissionDigest: submissionDigest, notice: notice)
+    }
+
+    /// Whether `other` has the same request: read in place, neither copied.
+    public func hasSameRequest(as other: Quote) -> Bool {
+        fields === other.fields || fields.request == other.fields.request
     }
 
     /// Equal when every field is: the same box at once, else field by field (the cheapest

@@ -27,8 +27,7 @@ public struct Customer: Hashable, Sendable, Codable {
         var previous: (UInt8, UInt8) = (0, 0)
         // Over the contiguous bytes, not `String.UTF8View`'s iterator, which costs far more
         // per byte.
-        var email = email
-        return email.withUTF8 { bytes in
+        return email.withUTF8Bytes { bytes in
             for byte in bytes {
                 switch byte {
                 case 0x20, 0x0A...0x0D: return false

@@ -15,26 +15,125 @@ public struct RequestedService: Hashable, Sendable, Codable {
 
 /// A validated quote request: everything required is present and consistent with the
 /// catalog. Only ``QuoteBuilder`` makes one from client input.
+///
+/// Its fields live in one immutable box, as a ``Quote``'s do: a request is copied into each
+/// state of its quote, each event and each outcome, and a copy then retains one reference
+/// instead of each of its strings and arrays. Setting a field builds a new box.
 public struct QuoteRequest: Hashable, Sendable, Codable {
-    public var customer: Customer
-    public var car: Car
+    @usableFromInline final class Fields: Sendable {
+        @usableFromInline let customer: Customer
+        @usableFromInline let car: Car
+        @usableFromInline let services: [RequestedService]
+        @usableFromInline let preferredMechanic: Mechanic?
+        @usableFromInline let coupon: Coupon?
+
+        init(
+            customer: Customer, car: Car, services: [RequestedService], preferredMechanic: Mechanic?,
+            coupon: Coupon?
+        ) {
+            self.customer = customer
+            self.car = car
+            self.services = services
+            self.preferredMechanic = preferredMechanic
+            self.coupon = coupon
+        }
+    }
+
+    @usableFromInline var fields: Fields
+
+    public var customer: Customer {
+        _read { yield fields.customer }
+        set {
+            fields = Fields(
+                customer: newValue, car: car, services: services, preferredMechanic: preferredMechanic, coupon: coupon)
+        }
+    }
+
+    public var car: Car {
+        _read { yield fields.car }
+        set {
+            fields = Fields(
+                customer: customer, car: newValue, services: services, preferredMechanic: preferredMechanic,
+                coupon: coupon)
+        }
+    }
+
     /// The services asked for, in order, without duplicates.
-    public var services: [RequestedService]
+    public var services: [RequestedService] {
+        _read { yield fields.services }
+        set {
+            fields = Fields(
+                customer: customer, car: car, services: newValue, preferredMechanic: preferredMechanic, coupon: coupon)
+        }
+    }
+
     /// The mechanic the customer would like, able to do every listed service.
-    public var preferredMechanic: Mechanic?
+    public var preferredMechanic: Mechanic? {
+        _read { yield fields.preferredMechanic }
+        set {
+            fields = Fields(
+                customer: customer, car: car, services: services, preferredMechanic: newValue, coupon: coupon)
+        }
+    }
+
     /// The coupon to apply, valid when the request was made.
-    public var coupon: Coupon?
+    public var coupon: Coupon? {
+        _read { yield fields.coupon }
+        set {
+            fields = Fields(
+                customer: customer, car: car, services: services, preferredMechanic: preferredMechanic, coupon: newValue
+            )
+        }
+    }
 
     /// Creates a request; prefer ``QuoteBuilder``, which validates.
     public init(
         customer: Customer, car: Car, services: [RequestedService], preferredMechanic: Mechanic? = nil,
         coupon: Coupon? = nil
     ) {
-        self.customer = customer
-        self.car = car
-        self.services = services
-        self.preferredMechanic = preferredMechanic
-        self.coupon = coupon
+        fields = Fields(
+            customer: customer, car: car, services: services, preferredMechanic: preferredMechanic, coupon: coupon)
+    }
+
+    /// Equal when every field is: the same box at once, else field by field.
+    public static func == (lhs: QuoteRequest, rhs: QuoteRequest) -> Bool {
+        if lhs.fields === rhs.fields { return true }
+        return lhs.customer == rhs.customer && lhs.car == rhs.car && lhs.services == rhs.services
+            && lhs.preferredMechanic == rhs.preferredMechanic && lhs.coupon == rhs.coupon
+    }
+
+    /// Hashes every field, as the synthesized conformance did.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(customer)
+        hasher.combine(car)
+        hasher.combine(services)
+        hasher.combine(preferredMechanic)
+        hasher.combine(coupon)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case customer, car, services, preferredMechanic, coupon
+    }
+
+    /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            customer: try container.decode(Customer.self, forKey: .customer),
+            car: try container.decode(Car.self, forKey: .car),
+            services: try container.decode([RequestedService].self, forKey: .services),
+            preferredMechanic: try container.decodeIfPresent(Mechanic.self, forKey: .preferredMechanic),
+            coupon: try container.decodeIfPresent(Coupon.self, forKey: .coupon))
+    }
+
+    /// Encodes the keys the synthesized conformance wrote.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(customer, forKey: .customer)
+        try container.encode(car, forKey: .car)
+        try container.encode(services, forKey: .services)
+        try container.encodeIfPresent(preferredMechanic, forKey: .preferredMechanic)
+        try container.encodeIfPresent(coupon, forKey: .coupon)
     }
 
     /// The catalog services among those requested.

@@ -60,9 +60,9 @@ private struct Hasher64 {
     /// A tagged optional text field: absent, or its length and bytes.
     mutating func field(_ tag: UInt8, _ text: String?) {
         byte(tag)
-        guard var text else { return byte(0) }
+        guard let text else { return byte(0) }
         byte(1)
-        text.withUTF8 { bytes($0) }
+        text.withUTF8Bytes { bytes($0) }
     }
 
     private mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {

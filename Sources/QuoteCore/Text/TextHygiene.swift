@@ -44,8 +44,7 @@ extension String {
     /// characters only. Such a value counts as missing.
     public var isBlank: Bool {
         // Plain ASCII first, over the contiguous bytes: the first visible one usually decides.
-        var text = self
-        let ascii: Bool? = text.withUTF8 { bytes in
+        let ascii: Bool? = withUTF8Bytes { bytes in
             for byte in bytes {
                 if byte >= 0x80 { return nil }
                 if byte > 0x20 && byte != 0x7F { return false }
