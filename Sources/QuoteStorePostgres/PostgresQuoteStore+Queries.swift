@@ -120,15 +120,18 @@ extension PostgresQuoteStore {
     public func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
         let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         let keep = Int64(retention.minimumCount)
-        // Counted by the server: the rows deleted do not come back.
+        // Counted by the server: the rows deleted do not come back. Events, not rows: a new
+        // quote's priced row stands for its quote.submitted too, unless that has a row of its
+        // own (`StoredEventRow`); the subquery sees the log as it was before the delete.
         let rows = try await query(
             """
             WITH gone AS (
-                DELETE FROM events WHERE seq IN (
+                DELETE FROM events e WHERE seq IN (
                     SELECT seq FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
                         AND at < \(cutoff) ORDER BY seq LIMIT \(Int64(limit)))
-                RETURNING 1)
-            SELECT count(*) FROM gone
+                RETURNING CASE WHEN e.from_state = 'submitted'
+                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1) THEN 2 ELSE 1 END AS events)
+            SELECT coalesce(sum(events), 0)::bigint FROM gone
             """)
         let pruned: Int64 = try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
         return Int(clamping: pruned)

@@ -153,6 +153,12 @@ extension PostgresQuoteStore {
             // that finds this mark refuses the database.
             "v7: a new quote's first event without its quote", []
         ),
+        (
+            // No statement either: from now on a new quote's quote.submitted has no row at all,
+            // its priced row stands for it (`StoredEventRow`); a quoted before this would read
+            // a gap in the log.
+            "v8: a new quote's first two events in one row", []
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

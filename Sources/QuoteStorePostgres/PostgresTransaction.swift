@@ -345,18 +345,20 @@ final class PostgresTransaction: StoreTransaction {
         let at = StoredTime.date(nowMilliseconds)
         var events: [StoredEvent] = []
         events.reserveCapacity(changes.count)
-        // A new quote's `quote.submitted` is stored without data (`StoredEventRow`).
-        let bare = StoredEventRow.submission(changes) != nil
+        // A new quote's `quote.submitted` has no row: its priced row stands for it
+        // (`StoredEventRow`).
+        let submission = StoredEventRow.submission(changes) != nil
         for (index, kind) in changes.enumerated() {
             lastSeq += 1
             let event = StoredEvent(seq: lastSeq, at: at, kind: kind, by: actor)
             events.append(event)
+            if submission && index == 0 { continue }
             switch kind {
             case .quote(let previous, let quote):
                 pending.events.append(
                     PendingEvent(
                         event: event, mechanic: quote.mechanic?.id.rawValue, from: previous?.rawValue,
-                        to: quote.status.rawValue, data: bare && index == 0 ? Data() : QuoteCodec.encode(quote)))
+                        to: quote.status.rawValue, data: QuoteCodec.encode(quote)))
             default:
                 let (mechanic, from, to, data) = kind.columns
                 pending.events.append(

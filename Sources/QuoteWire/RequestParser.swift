@@ -82,7 +82,9 @@ struct RequestParser {
             return
         }
         try object(depth: 0) { parser, key throws(Failure) in
-            if let field = WireRequest.Fields(key: key) {
+            // The key is matched once, to its field's bit; the value is read by the bit.
+            let field = WireRequest.Fields(key: key)
+            if let field {
                 // A repeated key is refused: readers disagree on which copy counts.
                 if !request.presence.fields.insert(field).inserted {
                     parser.refuse(key.text, "is given more than once")
@@ -94,42 +96,42 @@ struct RequestParser {
                     request.presence.unknown = text
                 }
             }
-            switch key {
-            case "v": try parser.first(&request.v, depth: 1) { try $0.int("v") }
-            case "op": try parser.first(&request.op, depth: 1) { try $0.string("op") }
-            case "id": try parser.first(&request.id, depth: 1) { try $0.requestID() }
-            case "customer":
+            switch field ?? [] {
+            case .v: try parser.first(&request.v, depth: 1) { try $0.int("v") }
+            case .op: try parser.first(&request.op, depth: 1) { try $0.string("op") }
+            case .id: try parser.first(&request.id, depth: 1) { try $0.requestID() }
+            case .customer:
                 // `submit`'s customer is an object; `list`'s a search text.
                 if parser.peekValue() == UInt8(ascii: "\"") {
                     try parser.first(&request.customerSearch, depth: 1) { try $0.string("customer") }
                 } else {
                     try parser.first(&request.customer, depth: 1) { try $0.customer() }
                 }
-            case "car": try parser.first(&request.car, depth: 1) { try $0.car() }
-            case "services": try parser.first(&request.services, depth: 1) { try $0.strings("services") }
-            case "idempotencyKey":
+            case .car: try parser.first(&request.car, depth: 1) { try $0.car() }
+            case .services: try parser.first(&request.services, depth: 1) { try $0.strings("services") }
+            case .idempotencyKey:
                 try parser.first(&request.idempotencyKey, depth: 1) { try $0.string("idempotencyKey") }
-            case "mechanic": try parser.first(&request.mechanic, depth: 1) { try $0.string("mechanic") }
-            case "coupon": try parser.first(&request.coupon, depth: 1) { try $0.string("coupon") }
-            case "book": try parser.first(&request.book, depth: 1) { try $0.bool("book") }
-            case "wait": try parser.first(&request.wait, depth: 1) { try $0.bool("wait") }
-            case "quoteId": try parser.first(&request.quoteId, depth: 1) { try $0.int64("quoteId") }
-            case "state": try parser.first(&request.state, depth: 1) { try $0.string("state") }
-            case "after": try parser.first(&request.after, depth: 1) { try $0.int64("after") }
-            case "limit": try parser.first(&request.limit, depth: 1) { try $0.int("limit") }
-            case "year": try parser.first(&request.year, depth: 1) { try $0.int("year") }
-            case "trim": try parser.first(&request.trim, depth: 1) { try $0.string("trim") }
-            case "make": try parser.first(&request.make, depth: 1) { try $0.string("make") }
-            case "model": try parser.first(&request.model, depth: 1) { try $0.string("model") }
-            case "price": try parser.first(&request.price, depth: 1) { try $0.string("price") }
-            case "priceCents": try parser.first(&request.priceCents, depth: 1) { try $0.int64("priceCents") }
-            case "reason": try parser.first(&request.reason, depth: 1) { try $0.string("reason") }
-            case "since": try parser.first(&request.since, depth: 1) { try $0.int64("since") }
-            case "free": try parser.first(&request.free, depth: 1) { try $0.bool("free") }
-            case "skill": try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
-            case "onDuty": try parser.first(&request.onDuty, depth: 1) { try $0.bool("onDuty") }
-            case "name": try parser.first(&request.name, depth: 1) { try $0.string("name") }
-            case "catalog": try parser.first(&request.catalogJSON, depth: 1) { try $0.catalog() }
+            case .mechanic: try parser.first(&request.mechanic, depth: 1) { try $0.string("mechanic") }
+            case .coupon: try parser.first(&request.coupon, depth: 1) { try $0.string("coupon") }
+            case .book: try parser.first(&request.book, depth: 1) { try $0.bool("book") }
+            case .wait: try parser.first(&request.wait, depth: 1) { try $0.bool("wait") }
+            case .quoteId: try parser.first(&request.quoteId, depth: 1) { try $0.int64("quoteId") }
+            case .state: try parser.first(&request.state, depth: 1) { try $0.string("state") }
+            case .after: try parser.first(&request.after, depth: 1) { try $0.int64("after") }
+            case .limit: try parser.first(&request.limit, depth: 1) { try $0.int("limit") }
+            case .year: try parser.first(&request.year, depth: 1) { try $0.int("year") }
+            case .trim: try parser.first(&request.trim, depth: 1) { try $0.string("trim") }
+            case .make: try parser.first(&request.make, depth: 1) { try $0.string("make") }
+            case .model: try parser.first(&request.model, depth: 1) { try $0.string("model") }
+            case .price: try parser.first(&request.price, depth: 1) { try $0.string("price") }
+            case .priceCents: try parser.first(&request.priceCents, depth: 1) { try $0.int64("priceCents") }
+            case .reason: try parser.first(&request.reason, depth: 1) { try $0.string("reason") }
+            case .since: try parser.first(&request.since, depth: 1) { try $0.int64("since") }
+            case .free: try parser.first(&request.free, depth: 1) { try $0.bool("free") }
+            case .skill: try parser.first(&request.skill, depth: 1) { try $0.string("skill") }
+            case .onDuty: try parser.first(&request.onDuty, depth: 1) { try $0.bool("onDuty") }
+            case .name: try parser.first(&request.name, depth: 1) { try $0.string("name") }
+            case .catalog: try parser.first(&request.catalogJSON, depth: 1) { try $0.catalog() }
             default: try parser.skipValue(depth: 1)
             }
         }
@@ -554,6 +556,9 @@ struct RequestParser {
                 ?? false
         }
 
+        /// The key's length in bytes.
+        var length: Int { raw?.count ?? decoded?.utf8.count ?? 0 }
+
         /// The key as text, for a refusal that names it.
         var text: String {
             if let raw { return String(decoding: raw, as: UTF8.self) }
@@ -705,9 +710,20 @@ struct RequestParser {
 }
 
 extension WireRequest.Fields {
+    /// ``names`` by their length in bytes: a key is compared only with the names as long.
+    private static let namesByLength: [[(name: StaticString, field: Self)]] = {
+        var table = [[(name: StaticString, field: Self)]](
+            repeating: [], count: (names.map(\.name.utf8CodeUnitCount).max() ?? 0) + 1)
+        for entry in names { table[entry.name.utf8CodeUnitCount].append(entry) }
+        return table
+    }()
+
     /// The field `key` names, if the protocol has one; no `String` is made of the key.
     init?(key: RequestParser.Key) {
-        for entry in Self.names where entry.name ~= key {
+        let table = Self.namesByLength
+        let length = key.length
+        guard length < table.count else { return nil }
+        for entry in table[length] where entry.name ~= key {
             self = entry.field
             return
         }
