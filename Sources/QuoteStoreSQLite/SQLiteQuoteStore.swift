@@ -44,6 +44,13 @@ public final class SQLiteQuoteStore: QuoteStore {
         var config = GRDB.Configuration()
         config.busyMode = .timeout(TimeInterval(configuration.busyTimeout.milliseconds) / 1_000)
         config.label = "quoted.store"
+        // The schema's REFERENCES document how rows point at each other; SQLite is not asked
+        // to check them on every write (GRDB turns that on by default). The store's statements
+        // only ever write ids they read in the same transaction, and quotes and mechanics are
+        // never deleted, while each check is a look-up of the parent row and makes SQLite keep
+        // a statement journal (a copy of every page the statement touches) for each write.
+        // `integrityViolations()` audits the bookings both ways instead.
+        config.foreignKeysEnabled = false
         let synchronous = configuration.synchronousFull ? "FULL" : "NORMAL"
         let checkpointPages = max(0, configuration.writerCheckpointPages)
         let trigger = configuration.backgroundCheckpointPages.map {
