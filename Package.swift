@@ -230,6 +230,7 @@ let package = Package(
         .executableTarget(
             name: "quoted-bench",
             dependencies: [
+                "Bytes",
                 "ZeroMQ",
                 "CZeroMQ",
                 "QuoteCore",

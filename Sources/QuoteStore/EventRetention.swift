@@ -6,7 +6,7 @@ public struct EventRetention: Sendable, Hashable {
     /// At least this many of the latest events are kept.
     public var minimumCount: Int
 
-    /// The most events one prune transaction deletes (`QuoteStore.pruneEvents(now:)`).
+    /// The most rows one prune transaction deletes (`QuoteStore.pruneEvents(now:batch:)`).
     public static let pruneBatch = 10_000
 
     /// Creates a retention promise; the default keeps 7 days and at least 100,000 events.

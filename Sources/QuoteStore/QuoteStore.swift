@@ -72,7 +72,8 @@ public protocol QuoteStore: Sendable {
 
     /// Deletes old events within what the retention promises, the oldest first and at most
     /// `limit` rows, in one transaction; returns how many events went (a row may hold two).
-    /// (``pruneEvents(now:)`` prunes them all, a batch at a time.)
+    /// It never deletes a new quote's `quote.submitted` row without the row after it.
+    /// (``pruneEvents(now:batch:)`` prunes them all, a batch at a time.)
     @discardableResult
     func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int
 
@@ -107,16 +108,18 @@ extension QuoteStore {
     /// Nothing to watch: no other process writes.
     public func watchAppends(_ hint: @escaping @Sendable () -> Void) async {}
 
-    /// Deletes every old event within what the retention promises, ``EventRetention/pruneBatch``
-    /// a transaction, so that a backlog never holds the writer (and every commit behind it)
-    /// for longer than one batch takes; returns how many went.
+    /// Deletes every old event within what the retention promises, `batch` rows a transaction
+    /// (``EventRetention/pruneBatch``), so that a backlog never holds the writer (and every
+    /// commit behind it) for longer than one batch takes; returns how many events went.
     @discardableResult
-    public func pruneEvents(now: Date) async throws(StoreError) -> Int {
+    public func pruneEvents(now: Date, batch: Int = EventRetention.pruneBatch) async throws(StoreError) -> Int {
         var pruned = 0
         while true {
-            let batch = try await pruneEvents(now: now, limit: EventRetention.pruneBatch)
-            pruned += batch
-            if batch < EventRetention.pruneBatch { return pruned }
+            // Until a transaction finds nothing: a batch's rows may hold more events than it has
+            // rows, or end one row short of its size (a pair is never split).
+            let events = try await pruneEvents(now: now, limit: batch)
+            guard events > 0 else { return pruned }
+            pruned += events
         }
     }
 

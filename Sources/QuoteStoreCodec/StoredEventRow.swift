@@ -9,15 +9,14 @@ package import QuoteStore
 /// state, appended with it, the only event that leaves `submitted`), back at its first state:
 /// reading the log rebuilds it from that row, which saves encoding and storing the quote twice.
 /// It is kept in one of two ways, and readers take both:
-/// - no row of its own (SQLite): the priced row stands for both events, its `seq` and the one
-///   before, which saves a row a submission;
-/// - a bare row, without data (PostgreSQL, and SQLite files written before), read from the
-///   row after it.
+/// - no row of its own (both stores now): the priced row stands for both events, its `seq`
+///   and the one before, which saves a row a submission;
+/// - a bare row, without data (what both wrote before, SQLite's v10 and PostgreSQL's v8),
+///   read from the row after it.
 ///
 /// (Files older still hold a `quote.submitted` with its own data, read as any other event.)
 ///
-/// Pruning never leaves a bare row without the row after it: it deletes rows up to a `seq`,
-/// oldest first.
+/// Pruning never deletes a `quote.submitted` row without the row after it.
 package struct StoredEventRow: Sendable {
     package var seq: Int64
     /// Milliseconds since the epoch (`StoredTime`).
@@ -69,9 +68,13 @@ package struct StoredEventRow: Sendable {
         for index in rows.indices where events.count < limit {
             let row = rows[index]
             if row.isBareSubmission {
-                // Read from the row after it; the last row read may be without it (the page then
-                // ends before it).
-                guard index + 1 < rows.count else { break }
+                // Read from the row after it. The last row of a full read may be without it (the
+                // page then ends before it); at the end of the log it is missing.
+                guard index + 1 < rows.count else {
+                    guard rows.count < rowsToRead(forPage: limit) else { break }
+                    throw QuoteCodec.CorruptRecord(
+                        description: "event \(row.seq) (quote.submitted) has no priced event after it")
+                }
                 let next = rows[index + 1]
                 guard next.seq == row.seq &+ 1, next.quote == row.quote, next.opensQuote, !next.data.isEmpty else {
                     throw QuoteCodec.CorruptRecord(

@@ -91,7 +91,8 @@ extension PostgresQuoteStore {
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
         // One row more than the page, in the same statement (one snapshot, which pruning
-        // cannot cut between): the row after a bare submission that ends the page.
+        // cannot cut between): the row after a bare submission (data from before v8) that
+        // ends the page.
         let rows = try await query(
             """
             SELECT seq, at, type, quote_id, from_state, data, actor FROM events
@@ -122,13 +123,17 @@ extension PostgresQuoteStore {
         let keep = Int64(retention.minimumCount)
         // Counted by the server: the rows deleted do not come back. Events, not rows: a new
         // quote's priced row stands for its quote.submitted too, unless that has a row of its
-        // own (`StoredEventRow`); the subquery sees the log as it was before the delete.
+        // own (`StoredEventRow`), which never goes without the row after it; the subquery sees
+        // the log as it was before the delete.
         let rows = try await query(
             """
-            WITH gone AS (
+            WITH picked AS (
+                SELECT seq, type FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
+                    AND at < \(cutoff) ORDER BY seq LIMIT \(Int64(limit))),
+            gone AS (
                 DELETE FROM events e WHERE seq IN (
-                    SELECT seq FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
-                        AND at < \(cutoff) ORDER BY seq LIMIT \(Int64(limit)))
+                    SELECT seq FROM picked
+                    WHERE NOT (type = 'quote.submitted' AND seq = (SELECT max(seq) FROM picked)))
                 RETURNING CASE WHEN e.from_state = 'submitted'
                     AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1) THEN 2 ELSE 1 END AS events)
             SELECT coalesce(sum(events), 0)::bigint FROM gone

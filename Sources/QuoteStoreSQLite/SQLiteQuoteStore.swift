@@ -440,22 +440,23 @@ public final class SQLiteQuoteStore: QuoteStore {
         let last = try Self.lastSequence(db)
         let cutoff = StoredTime.milliseconds(now) - retention.minimumAge.milliseconds
         let arguments: StatementArguments = [last - Int64(retention.minimumCount), cutoff, limit]
+        // The oldest rows, less a last one that is a `quote.submitted` of its own (files from
+        // before v10): the priced row after it is read with it, so the two go together.
+        let picked = """
+            WITH picked AS (SELECT seq, type FROM events WHERE seq <= ?1 AND at < ?2 ORDER BY seq LIMIT ?3)
+            SELECT seq FROM picked
+            WHERE NOT (type = 'quote.submitted' AND seq = (SELECT max(seq) FROM picked))
+            """
         // Events, not rows: a new quote's priced row stands for its `quote.submitted` too
         // unless that has a row of its own (`StoredEventRow`).
         let standing =
             try Int.fetchOne(
                 db,
                 sql: """
-                    SELECT count(*) FROM events e
-                    WHERE e.seq IN (SELECT seq FROM events WHERE seq <= ?1 AND at < ?2 ORDER BY seq LIMIT ?3)
+                    SELECT count(*) FROM events e WHERE e.seq IN (\(picked))
                         AND e.from_state = 'submitted' AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1)
                     """, arguments: arguments) ?? 0
-        try db.execute(
-            sql: """
-                DELETE FROM events WHERE seq IN (
-                    SELECT seq FROM events WHERE seq <= ?1 AND at < ?2 ORDER BY seq LIMIT ?3)
-                """,
-            arguments: arguments)
+        try db.execute(sql: "DELETE FROM events WHERE seq IN (\(picked))", arguments: arguments)
         let pruned = db.changesCount + standing
         // Should the log be emptied, the next event still follows the last one.
         if pruned > 0 { try db.execute(sql: "UPDATE event_floor SET last_seq = ?", arguments: [last]) }

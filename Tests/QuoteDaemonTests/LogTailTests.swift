@@ -113,6 +113,31 @@ struct LogTailTests {
         #expect(!order.isWaiting)
     }
 
+    @Test("an event of a row of its own that it cannot read is skipped alone")
+    func unreadableSingleEventIsSkipped() async throws {
+        try await submit(2)
+        // Quote 1 booked: seq 5 and 6, a row each (the quote's state, then the mechanic's).
+        let booked = try await Rulebook().apply([.book(QuoteID(1), mechanic: nil)], catalog: .standard, to: store)
+        #expect(booked.allSatisfy { (try? $0.get()) != nil })
+        try await DatabaseQueue(path: state.configuration.databasePath).write { db in
+            try db.execute(sql: "UPDATE events SET type = 'quote.teleported', data = x'00' WHERE seq = 5")
+        }
+        let (tail, running) = try runningTail(after: 0)
+        defer { running.cancel() }
+        var order = PublishOrder(after: 0, isOrdered: true)
+        var published: [Int64] = []
+        var skipped: Int64 = 0
+        for delivery in try await Self.deliveries(of: tail, through: 6) {
+            let read = order.addRead(
+                after: delivery.after, delivery.events.map { ($0.seq, [Array(String($0.seq).utf8)]) })
+            published += read.ready.map { Int64(String(decoding: $0[0], as: UTF8.self)) ?? -1 }
+            skipped += read.skipped
+        }
+        #expect(published == [1, 2, 3, 4, 6])
+        #expect(skipped == 1)
+        #expect(!order.isWaiting)
+    }
+
     @Test("it reads no further ahead of what was published than its read-ahead")
     func boundedReadAhead() async throws {
         let pages = Int(LogTail.readAhead) / LogTail.pageSize

@@ -238,13 +238,16 @@ struct SQLiteQuoteStoreTests {
     func pruningInBatches() async throws {
         let clockBox = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let store = try storeKeepingFour(clock: clockBox)
-        let submissions = EventRetention.pruneBatch / 2 + 100
+        let submissions = 2_100
         _ = try await store.apply(
             Array(repeating: .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false), count: submissions))
         let last = Int64(submissions * 2)
         #expect(try await store.lastSequence() == last)
         clockBox.advance(by: 7_200)
-        #expect(try await store.pruneEvents(now: clockBox.now()) == submissions * 2 - 4, "past one batch: all but four")
+        // One row a submission: past two batches of 1,000 rows.
+        #expect(
+            try await store.pruneEvents(now: clockBox.now(), batch: 1_000) == submissions * 2 - 4,
+            "past two batches: all but four")
         #expect(try await store.events(after: 0, limit: 100).map(\.seq) == Array((last - 3)...last))
     }
 

@@ -88,6 +88,33 @@ struct StoredEventRowTests {
         #expect(read == ["1 quote.submitted", "2 quote.ready", "3 quote.submitted", "4 quote.ready"])
     }
 
+    @Test("a page of every layout at once reads each quote's two events in order")
+    func layoutsMixOnOnePage() throws {
+        let rows = try Layout.allCases.enumerated().flatMap { index, layout in
+            try Self.rows(layout, quote: Int64(7 + index), seq: Int64(2 * index + 2))
+        }
+        let events = try StoredEventRow.page(rows, after: 0, limit: 10)
+        #expect(events.map(\.seq) == Array(1...6))
+        #expect(events.map { $0.quote?.id.rawValue } == [7, 7, 8, 8, 9, 9])
+    }
+
+    @Test("a page of no events reads none")
+    func anEmptyPage() throws {
+        #expect(try StoredEventRow.page(try Self.rows(.oneRow, quote: 7, seq: 2), after: 0, limit: 0).isEmpty)
+    }
+
+    @Test("a bare row after a full page is left for the next one; a bare row that ends the log is corrupt")
+    func aBareRowAtTheEnd() throws {
+        let bare = try Self.rows(.bareRow, quote: 8, seq: 4)[0]
+        let before = try Self.rows(.oneRow, quote: 7, seq: 2)
+        // Two rows read for a page of one, full before the bare row.
+        #expect(Self.summary(try StoredEventRow.page(before + [bare], after: 1, limit: 1)) == ["2 quote.ready"])
+        // Fewer rows than asked for: the log ends on it, without the row it is read from.
+        #expect(throws: QuoteCodec.CorruptRecord.self) {
+            try StoredEventRow.page(before + [bare], after: 1, limit: 5)
+        }
+    }
+
     @Test("a bare row followed by something other than its quote's priced event is corrupt")
     func aBareRowWithoutItsQuoteIsCorrupt() throws {
         let bare = StoredEventRow(

@@ -20,70 +20,49 @@ public struct RequestedService: Hashable, Sendable, Codable {
 /// state of its quote, each event and each outcome, and a copy then retains one reference
 /// instead of each of its strings and arrays. Setting a field builds a new box.
 public struct QuoteRequest: Hashable, Sendable, Codable {
-    @usableFromInline final class Fields: Sendable {
-        @usableFromInline let customer: Customer
-        @usableFromInline let car: Car
-        @usableFromInline let services: [RequestedService]
-        @usableFromInline let preferredMechanic: Mechanic?
-        @usableFromInline let coupon: Coupon?
-
-        init(
-            customer: Customer, car: Car, services: [RequestedService], preferredMechanic: Mechanic?,
-            coupon: Coupon?
-        ) {
-            self.customer = customer
-            self.car = car
-            self.services = services
-            self.preferredMechanic = preferredMechanic
-            self.coupon = coupon
-        }
+    /// The fields; compared, hashed and coded as the synthesized conformances of the request
+    /// did before it had a box, so stored and sent requests read the same.
+    @usableFromInline struct Stored: Hashable, Sendable, Codable {
+        @usableFromInline var customer: Customer
+        @usableFromInline var car: Car
+        @usableFromInline var services: [RequestedService]
+        @usableFromInline var preferredMechanic: Mechanic?
+        @usableFromInline var coupon: Coupon?
     }
 
-    @usableFromInline var fields: Fields
+    @usableFromInline final class Box: Sendable {
+        @usableFromInline let stored: Stored
+        init(_ stored: Stored) { self.stored = stored }
+    }
+
+    @usableFromInline var box: Box
 
     public var customer: Customer {
-        _read { yield fields.customer }
-        set {
-            fields = Fields(
-                customer: newValue, car: car, services: services, preferredMechanic: preferredMechanic, coupon: coupon)
-        }
+        _read { yield box.stored.customer }
+        set { update { $0.customer = newValue } }
     }
 
     public var car: Car {
-        _read { yield fields.car }
-        set {
-            fields = Fields(
-                customer: customer, car: newValue, services: services, preferredMechanic: preferredMechanic,
-                coupon: coupon)
-        }
+        _read { yield box.stored.car }
+        set { update { $0.car = newValue } }
     }
 
     /// The services asked for, in order, without duplicates.
     public var services: [RequestedService] {
-        _read { yield fields.services }
-        set {
-            fields = Fields(
-                customer: customer, car: car, services: newValue, preferredMechanic: preferredMechanic, coupon: coupon)
-        }
+        _read { yield box.stored.services }
+        set { update { $0.services = newValue } }
     }
 
     /// The mechanic the customer would like, able to do every listed service.
     public var preferredMechanic: Mechanic? {
-        _read { yield fields.preferredMechanic }
-        set {
-            fields = Fields(
-                customer: customer, car: car, services: services, preferredMechanic: newValue, coupon: coupon)
-        }
+        _read { yield box.stored.preferredMechanic }
+        set { update { $0.preferredMechanic = newValue } }
     }
 
     /// The coupon to apply, valid when the request was made.
     public var coupon: Coupon? {
-        _read { yield fields.coupon }
-        set {
-            fields = Fields(
-                customer: customer, car: car, services: services, preferredMechanic: preferredMechanic, coupon: newValue
-            )
-        }
+        _read { yield box.stored.coupon }
+        set { update { $0.coupon = newValue } }
     }
 
     /// Creates a request; prefer ``QuoteBuilder``, which validates.
@@ -91,49 +70,36 @@ public struct QuoteRequest: Hashable, Sendable, Codable {
         customer: Customer, car: Car, services: [RequestedService], preferredMechanic: Mechanic? = nil,
         coupon: Coupon? = nil
     ) {
-        fields = Fields(
-            customer: customer, car: car, services: services, preferredMechanic: preferredMechanic, coupon: coupon)
+        box = Box(
+            Stored(
+                customer: customer, car: car, services: services, preferredMechanic: preferredMechanic, coupon: coupon))
+    }
+
+    /// A new box with `change` made: a box is never written to, so copies never see it.
+    private mutating func update(_ change: (inout Stored) -> Void) {
+        var stored = box.stored
+        change(&stored)
+        box = Box(stored)
     }
 
     /// Equal when every field is: the same box at once, else field by field.
     public static func == (lhs: QuoteRequest, rhs: QuoteRequest) -> Bool {
-        if lhs.fields === rhs.fields { return true }
-        return lhs.customer == rhs.customer && lhs.car == rhs.car && lhs.services == rhs.services
-            && lhs.preferredMechanic == rhs.preferredMechanic && lhs.coupon == rhs.coupon
+        lhs.box === rhs.box || lhs.box.stored == rhs.box.stored
     }
 
     /// Hashes every field, as the synthesized conformance did.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(customer)
-        hasher.combine(car)
-        hasher.combine(services)
-        hasher.combine(preferredMechanic)
-        hasher.combine(coupon)
+        box.stored.hash(into: &hasher)
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case customer, car, services, preferredMechanic, coupon
-    }
-
-    /// Decodes the keys the synthesized conformance used, so earlier encodings still read.
+    /// Decodes the keys the synthesized conformance wrote, so earlier encodings still read.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            customer: try container.decode(Customer.self, forKey: .customer),
-            car: try container.decode(Car.self, forKey: .car),
-            services: try container.decode([RequestedService].self, forKey: .services),
-            preferredMechanic: try container.decodeIfPresent(Mechanic.self, forKey: .preferredMechanic),
-            coupon: try container.decodeIfPresent(Coupon.self, forKey: .coupon))
+        box = Box(try Stored(from: decoder))
     }
 
     /// Encodes the keys the synthesized conformance wrote.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(customer, forKey: .customer)
-        try container.encode(car, forKey: .car)
-        try container.encode(services, forKey: .services)
-        try container.encodeIfPresent(preferredMechanic, forKey: .preferredMechanic)
-        try container.encodeIfPresent(coupon, forKey: .coupon)
+        try box.stored.encode(to: encoder)
     }
 
     /// The catalog services among those requested.

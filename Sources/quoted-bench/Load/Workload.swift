@@ -1,4 +1,6 @@
 import ArgumentParser
+import Bytes
+import QuoteCore
 
 /// What the load generator asks quoted to do.
 enum Workload: String, CaseIterable, ExpressibleByArgument, Sendable {
@@ -69,7 +71,7 @@ struct RequestFactory: Sendable {
         body.append(#","op":"submit","#)
         if idempotencyKeys {
             body.append(#""idempotencyKey":""#)
-            body.append(runTag)
+            body.append(text: runTag)
             body.append("-")
             body.append(id)
             body.append(#"","#)
@@ -85,66 +87,23 @@ struct RequestFactory: Sendable {
 
 /// A request body written byte by byte: fixed text and decimal numbers, no `String` built.
 ///
-/// Written through a pointer into room made once, not appended to an array piece by piece:
-/// `quoted-bench engine` counts the instructions of everything in its process, and what the
-/// generator spends on a frame should not read as the daemon's.
-private struct Body {
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var count = 0
-    private var capacity = 512
+/// Written into a `ByteOutput` (room made once, no array append per piece): `quoted-bench
+/// engine` counts every instruction of its process, and what the generator spends on a frame
+/// should not read as the daemon's.
+private struct Body: ~Copyable {
+    private var output = ByteOutput(capacity: 384)
 
-    init() { storage = .allocate(capacity: capacity) }
+    /// The body written.
+    consuming func finish() -> [UInt8] { output.array }
 
-    /// The body written, the buffer freed.
-    consuming func finish() -> [UInt8] {
-        defer { storage.deallocate() }
-        return Array(UnsafeBufferPointer(start: storage, count: count))
-    }
+    mutating func append(_ text: StaticString) { output.append(text) }
 
-    private mutating func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
-        capacity = max(capacity * 2, count + extra)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.initialize(from: storage, count: count)
-        storage.deallocate()
-        storage = grown
-    }
-
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let base = bytes.baseAddress else { return }
-        reserve(bytes.count)
-        (storage + count).initialize(from: base, count: bytes.count)
-        count += bytes.count
-    }
-
-    mutating func append(_ text: StaticString) {
-        text.withUTF8Buffer { append($0) }
-    }
-
-    mutating func append(_ text: String) {
-        var text = text
-        text.withUTF8 { append($0) }
+    mutating func append(text: String) {
+        text.withUTF8Bytes { output.append(UnsafeRawBufferPointer($0)) }
     }
 
     mutating func append(_ number: Int64) {
-        reserve(20)
-        if number < 0 {
-            storage[count] = UInt8(ascii: "-")
-            count += 1
-        }
-        var value = number.magnitude
-        let start = count
-        repeat {
-            storage[count] = UInt8(ascii: "0") + UInt8(value % 10)
-            value /= 10
-            count += 1
-        } while value > 0
-        // Written least significant first: turned around in place.
-        var (low, high) = (start, count - 1)
-        while low < high {
-            (storage[low], storage[high]) = (storage[high], storage[low])
-            low += 1
-            high -= 1
-        }
+        if number < 0 { output.append(UInt8(ascii: "-")) }
+        output.appendDigits(number.magnitude)
     }
 }
