@@ -5,8 +5,9 @@ package import QuoteStore
 extension StoredEvent.Kind {
     /// The kind of the event stored with `type` (the database's discriminator) and `data`
     /// for `quote`, whose state before was `from`. Throws `QuoteCodec.CorruptRecord` (or a
-    /// decoding error) for data that does not read back.
-    package init(type: String, from: String?, data: Data, quote: QuoteID) throws {
+    /// decoding error) for data that does not read back. A quote event takes `decoded`, when
+    /// given, as what its `data` decodes to.
+    package init(type: String, from: String?, data: Data, quote: QuoteID, decoded: Quote? = nil) throws {
         switch type {
         case "mechanic.busy": self = .mechanicBusy(try QuoteCodec.decodeMechanic(data), quote: quote)
         case "mechanic.free": self = .mechanicFree(try QuoteCodec.decodeMechanic(data), quote: quote)
@@ -21,7 +22,9 @@ extension StoredEvent.Kind {
         case "quote.reassigned":
             let (mechanic, quote) = try QuoteCodec.decodeReassignment(data)
             self = .quoteReassigned(from: mechanic, quote: quote)
-        default: self = .quote(from: from.flatMap(QuoteStatus.init(rawValue:)), quote: try QuoteCodec.decodeQuote(data))
+        default:
+            self = .quote(
+                from: from.flatMap(QuoteStatus.init(rawValue:)), quote: try decoded ?? QuoteCodec.decodeQuote(data))
         }
     }
 

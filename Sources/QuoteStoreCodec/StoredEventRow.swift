@@ -84,29 +84,33 @@ package struct StoredEventRow: Sendable {
             }
             // Files from before bare rows hold a `quote.submitted` with its data: read as it is.
             let ownRow = index > 0 && rows[index - 1].seq == row.seq &- 1 && !rows[index - 1].isBareSubmission
-            if row.opensQuote, row.seq &- 1 > after, !ownRow {
-                events.append(try row.submittedEvent())
-                if events.count == limit { break }
+            guard row.opensQuote, row.seq &- 1 > after, !ownRow else {
+                events.append(try row.event(decoded: nil))
+                continue
             }
-            events.append(try row.event())
+            // Its quote decoded once, for both events.
+            let priced = try QuoteCodec.decodeQuote(row.data)
+            events.append(row.submittedEvent(priced))
+            if events.count == limit { break }
+            events.append(try row.event(decoded: priced))
         }
         return events
     }
 
-    /// The `quote.submitted` this row (``opensQuote``) stands for, one `seq` before it.
-    private func submittedEvent() throws -> StoredEvent {
-        let priced = try QuoteCodec.decodeQuote(data)
+    /// The `quote.submitted` this row (``opensQuote``) stands for, one `seq` before it, from
+    /// the row's quote, `priced`.
+    private func submittedEvent(_ priced: Quote) -> StoredEvent {
         let submitted = Quote(
             id: priced.id, request: priced.request, submittedAt: priced.submittedAt,
             submittedBy: priced.submittedBy, submissionDigest: priced.submissionDigest)
         return StoredEvent(seq: seq &- 1, at: StoredTime.date(at), kind: .quote(from: nil, quote: submitted), by: by)
     }
 
-    /// The event this row holds.
-    private func event() throws -> StoredEvent {
+    /// The event this row holds; `decoded` is its data's quote, when decoded already.
+    private func event(decoded: Quote?) throws -> StoredEvent {
         let kind: StoredEvent.Kind
         do {
-            kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quote))
+            kind = try StoredEvent.Kind(type: type, from: from, data: data, quote: QuoteID(quote), decoded: decoded)
         } catch {
             throw QuoteCodec.CorruptRecord(description: "event \(seq): \(error)")
         }

@@ -277,7 +277,20 @@ public struct ReplyEncoder {
     /// Events read from the log (other daemons'), each as `[topic, body]` by its seq, their
     /// amounts in `currency`.
     public func encodeLogged(_ events: [StoredEvent], currency: Currency) -> [(seq: Int64, message: [[UInt8]])] {
-        events.map { event in (event.seq, [Array(event.type.utf8), encode(event, currency: currency)]) }
+        // A quote's events in a row (a new quote's two first) mostly show one request: its
+        // JSON is written once and copied into the next.
+        var previous: (quote: Quote, json: EncodedQuote)?
+        return events.map { event in
+            guard let quote = event.quote else {
+                return (event.seq, [Array(event.type.utf8), codec.encode(event, quote: nil)])
+            }
+            let sibling = previous.flatMap { previous in
+                previous.quote.id == quote.id && quote.hasSameRequest(as: previous.quote) ? previous.json : nil
+            }
+            let json = codec.encodeQuote(quote, currency: currency, sharingRequestWith: sibling)
+            previous = (quote, json)
+            return (event.seq, [Array(event.type.utf8), codec.encode(event, quote: json)])
+        }
     }
 
     /// An event's body, its quote (if it has one) written from the domain.
