@@ -96,21 +96,11 @@ struct LogTailTests {
             // Quote 2's row: its priced event, seq 4, which also stands for its submission, seq 3.
             try db.execute(sql: "UPDATE events SET type = 'quote.teleported', data = x'00' WHERE seq = 4")
         }
-        let (tail, running) = try runningTail(after: 0)
-        defer { running.cancel() }
-        // As the I/O thread publishes them: in order, seqs 3 and 4 skipped, nothing held for them.
-        var order = PublishOrder(after: 0, isOrdered: true)
-        var published: [Int64] = []
-        var skipped: Int64 = 0
-        for delivery in try await Self.deliveries(of: tail, through: 6) {
-            let read = order.addRead(
-                after: delivery.after, delivery.events.map { ($0.seq, [Array(String($0.seq).utf8)]) })
-            published += read.ready.map { Int64(String(decoding: $0[0], as: UTF8.self)) ?? -1 }
-            skipped += read.skipped
-        }
+        // In order, seqs 3 and 4 skipped, nothing held for them.
+        let (published, skipped, waiting) = try await publishedThrough(6)
         #expect(published == [1, 2, 5, 6])
         #expect(skipped == 2)
-        #expect(!order.isWaiting)
+        #expect(!waiting)
     }
 
     @Test("an event of a row of its own that it cannot read is skipped alone")
@@ -122,20 +112,28 @@ struct LogTailTests {
         try await DatabaseQueue(path: state.configuration.databasePath).write { db in
             try db.execute(sql: "UPDATE events SET type = 'quote.teleported', data = x'00' WHERE seq = 5")
         }
+        let (published, skipped, waiting) = try await publishedThrough(6)
+        #expect(published == [1, 2, 3, 4, 6])
+        #expect(skipped == 1)
+        #expect(!waiting)
+    }
+
+    /// What a tail of the whole log delivers through `last`, published as the I/O thread does
+    /// (``PublishOrder``): the seqs published in order, how many were skipped, and whether the
+    /// order still waits for any.
+    private func publishedThrough(_ last: Int64) async throws -> (published: [Int64], skipped: Int64, waiting: Bool) {
         let (tail, running) = try runningTail(after: 0)
         defer { running.cancel() }
         var order = PublishOrder(after: 0, isOrdered: true)
         var published: [Int64] = []
         var skipped: Int64 = 0
-        for delivery in try await Self.deliveries(of: tail, through: 6) {
+        for delivery in try await Self.deliveries(of: tail, through: last) {
             let read = order.addRead(
                 after: delivery.after, delivery.events.map { ($0.seq, [Array(String($0.seq).utf8)]) })
             published += read.ready.map { Int64(String(decoding: $0[0], as: UTF8.self)) ?? -1 }
             skipped += read.skipped
         }
-        #expect(published == [1, 2, 3, 4, 6])
-        #expect(skipped == 1)
-        #expect(!order.isWaiting)
+        return (published, skipped, order.isWaiting)
     }
 
     @Test("it reads no further ahead of what was published than its read-ahead")
