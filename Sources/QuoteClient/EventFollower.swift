@@ -163,15 +163,9 @@ public struct EventFollower: ~Copyable {
         return try replay(through: lastSeq, deliver: deliver, notice: notice, announce: sequencer.next)
     }
 
-    /// The log's last `seq`, from `ping`; a store that is down is ``QuotedError/Code/unavailable``
-    /// (where the log stands is not known then).
+    /// The log's last `seq`, from `ping` (``Reply/lastSequence()``).
     private func lastSequence() throws(QuotedError) -> Int64 {
-        guard case .pong(let store) = try client.answer(.ping) else { throw QuotedError.unexpectedReply(to: .ping) }
-        switch store {
-        case .success(let lastSeq): return lastSeq
-        case .failure(let down):
-            throw QuotedError(.unavailable, "quoted answers, but its store is down: \(down.message)")
-        }
+        try client.answer(.ping).lastSequence()
     }
 
     /// Replays from the next expected seq through `last`, page by page.

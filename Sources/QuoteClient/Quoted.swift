@@ -134,14 +134,7 @@ public final class Quoted: Sendable {
 
     /// The log's last `seq`; throws when quoted does not answer, or its store is down.
     public func ping() async throws(QuotedError) -> Int64 {
-        guard case .pong(let store) = try await answer(.ping, retry: true) else {
-            throw QuotedError.unexpectedReply(to: .ping)
-        }
-        switch store {
-        case .success(let lastSeq): return lastSeq
-        case .failure(let down):
-            throw QuotedError(.unavailable, "quoted answers, but its store is down: \(down.message)")
-        }
+        try await answer(.ping, retry: true).lastSequence()
     }
 
     /// Sends any request and returns its answer, read for its operation: a refusal is thrown.

@@ -55,6 +55,16 @@ package struct StoredEventRow: Sendable {
         return submitted
     }
 
+    /// SQL, over the rows `picked` (`seq`, `type`) that a prune would delete, oldest first:
+    /// true but for a last one that is a `quote.submitted` row of its own, which goes with the
+    /// row after it, in a later prune.
+    package static let keepsPairSQL = "NOT (type = 'quote.submitted' AND seq = (SELECT max(seq) FROM picked))"
+
+    /// SQL, for a row `e` of `events`: whether it holds two events (``opensQuote``, with no
+    /// `quote.submitted` row before it), for pruning to count events rather than rows.
+    package static let holdsTwoSQL =
+        "e.from_state = 'submitted' AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1)"
+
     /// How many rows a store reads for a page of `limit` events: one more, in the same
     /// statement, so that a page ending on a bare submission has the row it is read from.
     package static func rowsToRead(forPage limit: Int) -> Int { limit < .max ? limit + 1 : limit }
@@ -70,13 +80,10 @@ package struct StoredEventRow: Sendable {
             if row.isBareSubmission {
                 // Read from the row after it. The last row of a full read may be without it (the
                 // page then ends before it); at the end of the log it is missing.
-                guard index + 1 < rows.count else {
-                    guard rows.count < rowsToRead(forPage: limit) else { break }
-                    throw QuoteCodec.CorruptRecord(
-                        description: "event \(row.seq) (quote.submitted) has no priced event after it")
-                }
-                let next = rows[index + 1]
-                guard next.seq == row.seq &+ 1, next.quote == row.quote, next.opensQuote, !next.data.isEmpty else {
+                if index + 1 == rows.count && rows.count == rowsToRead(forPage: limit) { break }
+                let next = index + 1 < rows.count ? rows[index + 1] : nil
+                guard let next, next.seq == row.seq &+ 1, next.quote == row.quote, next.opensQuote, !next.data.isEmpty
+                else {
                     throw QuoteCodec.CorruptRecord(
                         description: "event \(row.seq) (quote.submitted) has no priced event after it")
                 }

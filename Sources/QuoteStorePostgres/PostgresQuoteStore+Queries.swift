@@ -131,11 +131,8 @@ extension PostgresQuoteStore {
                 SELECT seq, type FROM events WHERE seq <= (SELECT last_seq FROM counters) - \(keep)
                     AND at < \(cutoff) ORDER BY seq LIMIT \(Int64(limit))),
             gone AS (
-                DELETE FROM events e WHERE seq IN (
-                    SELECT seq FROM picked
-                    WHERE NOT (type = 'quote.submitted' AND seq = (SELECT max(seq) FROM picked)))
-                RETURNING CASE WHEN e.from_state = 'submitted'
-                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1) THEN 2 ELSE 1 END AS events)
+                DELETE FROM events e WHERE seq IN (SELECT seq FROM picked WHERE \(unescaped: StoredEventRow.keepsPairSQL))
+                RETURNING CASE WHEN \(unescaped: StoredEventRow.holdsTwoSQL) THEN 2 ELSE 1 END AS events)
             SELECT coalesce(sum(events), 0)::bigint FROM gone
             """)
         let pruned: Int64 = try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0

@@ -444,8 +444,7 @@ public final class SQLiteQuoteStore: QuoteStore {
         // before v10): the priced row after it is read with it, so the two go together.
         let picked = """
             WITH picked AS (SELECT seq, type FROM events WHERE seq <= ?1 AND at < ?2 ORDER BY seq LIMIT ?3)
-            SELECT seq FROM picked
-            WHERE NOT (type = 'quote.submitted' AND seq = (SELECT max(seq) FROM picked))
+            SELECT seq FROM picked WHERE \(StoredEventRow.keepsPairSQL)
             """
         // Events, not rows: a new quote's priced row stands for its `quote.submitted` too
         // unless that has a row of its own (`StoredEventRow`).
@@ -453,8 +452,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             try Int.fetchOne(
                 db,
                 sql: """
-                    SELECT count(*) FROM events e WHERE e.seq IN (\(picked))
-                        AND e.from_state = 'submitted' AND NOT EXISTS (SELECT 1 FROM events p WHERE p.seq = e.seq - 1)
+                    SELECT count(*) FROM events e WHERE e.seq IN (\(picked)) AND \(StoredEventRow.holdsTwoSQL)
                     """, arguments: arguments) ?? 0
         try db.execute(sql: "DELETE FROM events WHERE seq IN (\(picked))", arguments: arguments)
         let pruned = db.changesCount + standing
