@@ -13,6 +13,9 @@ extension SQLiteQuoteStore {
     ///   checkpoints to the committing writer (slower tail).
     /// - `busyTimeoutMilliseconds` / `QUOTED_STORE_SQLITE_BUSY_TIMEOUT_MILLISECONDS`: how long a write waits for
     ///   another process's lock, 1 to 600,000; default 5,000.
+    /// - `quoteCacheBytes` / `QUOTED_STORE_SQLITE_QUOTE_CACHE_BYTES`: the memory the writer may keep recent quotes
+    ///   in, decoded, so that a booking or a completion does not read its quote's row back, 0 (none) to
+    ///   1,073,741,824; default 8,388,608 (8 MiB).
     public struct Configuration: Sendable {
         /// `FULL` (default) makes every commit durable before it returns; `NORMAL` in WAL mode
         /// may lose the last commits on power loss, but never corrupts.
@@ -31,9 +34,12 @@ extension SQLiteQuoteStore {
         /// each time the WAL has grown by this many pages; `nil` (default): no background
         /// checkpoints, only the writer's.
         public var backgroundCheckpointPages: Int?
+        /// The bytes the writer's recent quotes may take (`QuoteCache`, reckoned from their
+        /// stored size); 0 keeps none.
+        public var quoteCacheBytes: Int = 8 << 20
 
         /// The defaults: durable commits, 5 s busy timeout, default retention, checkpoints by
-        /// the writer only.
+        /// the writer only, 8 MiB of recent quotes.
         public init() {}
 
         /// Reads the keys above from `reader`, scoped to the store's section; throws a
@@ -54,6 +60,8 @@ extension SQLiteQuoteStore {
             }
             busyTimeout = .milliseconds(
                 try Self.integer(reader, "busyTimeoutMilliseconds", prefix: prefix, default: 5_000, range: 1...600_000))
+            quoteCacheBytes = try Self.integer(
+                reader, "quoteCacheBytes", prefix: prefix, default: 8 << 20, range: 0...(1 << 30))
         }
 
         private static func integer(

@@ -33,6 +33,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     public let checkpointTrigger: CheckpointTrigger?
     /// The files opened, checked after each commit and each health read.
     private let identity: FileIdentity
+    /// The writer's recent quotes (``QuoteCache``): taken by each write transaction on the
+    /// writer's thread and given back when it ends, so never shared by two at once.
+    private let quoteCache: Mutex<QuoteCache>
 
     /// Opens (creating if needed) the store at `path` and migrates it; a store that has no
     /// catalog yet is seeded with `catalog` (version 1). The catalog in force is then the
@@ -102,6 +105,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             throw StoreError(.migration, "cannot migrate \(path): \(error)")
         }
         identity = FileIdentity(path: path)
+        quoteCache = Mutex(QuoteCache(budget: configuration.quoteCacheBytes))
         self.currency = Mutex(catalog.currency)
         self.retention = configuration.retention
         self.clock = clock
@@ -233,16 +237,56 @@ public final class SQLiteQuoteStore: QuoteStore {
             try await onWriter { [self] () throws(StoreError) in
                 try identity.checkKnown()
                 var applied = currency
-                let value = try writeSync { db throws(StoreError) in
-                    let transaction = SQLiteTransaction(db: db, now: now, currency: currency)
-                    defer { applied = transaction.currency }
-                    return try inline.run { () throws(StoreError) in try await body(transaction) }
+                var cache = takeCache()
+                let value: T
+                do throws(StoreError) {
+                    value = try writeSync { db throws(StoreError) in
+                        cache.begin(dataVersion: try Self.dataVersion(db))
+                        let transaction = SQLiteTransaction(db: db, now: now, currency: currency, cache: cache)
+                        cache = QuoteCache(budget: 0)
+                        defer {
+                            applied = transaction.currency
+                            swap(&cache, &transaction.cache)
+                        }
+                        return try inline.run { () throws(StoreError) in try await body(transaction) }
+                    }
+                } catch {
+                    cache.discardTransaction()
+                    quoteCache.withLock { $0 = cache }
+                    throw error
                 }
+                cache.commit()
+                quoteCache.withLock { $0 = cache }
                 if applied != currency { self.currency.withLock { $0 = applied } }
                 // Committed, but to the file a restart will open? Not acknowledged otherwise.
-                try identity.check()
+                do throws(StoreError) {
+                    try identity.check()
+                } catch {
+                    quoteCache.withLock { $0.clear() }
+                    throw error
+                }
                 return value
             })
+    }
+
+    /// The writer's quote cache, for one transaction: the store keeps an empty one meanwhile,
+    /// so that the taken one has a single owner and is changed in place.
+    private func takeCache() -> QuoteCache {
+        quoteCache.withLock { cache in
+            let taken = cache
+            cache = QuoteCache(budget: cache.budget)
+            return taken
+        }
+    }
+
+    /// The writer connection's `PRAGMA data_version`: it changes when another connection
+    /// (another process on the same file) commits.
+    private static func dataVersion(_ db: Database) throws(StoreError) -> Int64 {
+        do {
+            return try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+        } catch {
+            throw storeError(error)
+        }
     }
 
     /// `body`, run on the writer's thread: at once for a caller already there, otherwise

@@ -28,6 +28,9 @@ final class SQLiteTransaction: StoreTransaction {
     private var history: (id: Int64, bytes: Data)?
     /// The quote last encoded, so that a row and its event share one encoding.
     private var encoded: (quote: Quote, data: Data)?
+    /// The writer's quotes from earlier transactions, and this one's: taken from the store
+    /// when the transaction begins, given back when it ends.
+    var cache: QuoteCache
     /// Open savepoints, innermost last.
     private var savepoints: [Savepoint] = []
 
@@ -46,24 +49,31 @@ final class SQLiteTransaction: StoreTransaction {
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
     }
 
-    init(db: Database, now: Date, currency: Currency) {
+    init(db: Database, now: Date, currency: Currency, cache: QuoteCache) {
         self.db = db
         self.now = now
         self.currency = currency
+        self.cache = cache
         self.nowMilliseconds = StoredTime.milliseconds(now)
     }
 
     // MARK: Reading
 
     func quote(_ id: QuoteID) throws(StoreError) -> Quote? {
-        try run {
+        if let entry = cache.entry(id.rawValue) {
+            history = (id.rawValue, entry.history)
+            return entry.quote
+        }
+        return try run {
             let statement = try prepared(.load, "SELECT data, history FROM quotes WHERE id = ?")
             guard
                 let (data, bytes) = try statement.fetchFirst(
                     binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
             else { return nil }
             history = (id.rawValue, bytes)
-            return try QuoteCodec.decodeQuote(data)
+            let quote = try QuoteCodec.decodeQuote(data)
+            cache.keep(id.rawValue, QuoteCache.Entry(quote: quote, stored: data.count, history: bytes))
+            return quote
         }
     }
 
@@ -159,6 +169,7 @@ final class SQLiteTransaction: StoreTransaction {
                 throw DatabaseError(resultCode: .SQLITE_CONSTRAINT, message: "integrity: no quote \(id) to update")
             }
             history = (id, bytes)
+            cache.keep(id, QuoteCache.Entry(quote: quote, stored: data.count, history: bytes))
         }
     }
 
@@ -415,6 +426,7 @@ final class SQLiteTransaction: StoreTransaction {
         lastQuoteID = savepoint.lastQuoteID
         lastSeq = savepoint.lastSeq
         history = savepoint.history
+        cache.discardTransaction()
     }
 
     func releaseSavepoint() throws(StoreError) {

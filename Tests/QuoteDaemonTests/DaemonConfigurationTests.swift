@@ -80,6 +80,10 @@ struct DaemonConfigurationTests {
                 "store.sqlite.busyTimeoutMilliseconds", ConfigValue(.string("long"), isSecret: false),
                 "not a whole number"
             ),
+            (
+                "store.sqlite.quoteCacheBytes", ConfigValue(.int(2_000_000_000), isSecret: false),
+                "outside 0...1073741824"
+            ),
         ])
     func invalidStoreValues(key: String, value: ConfigValue, reason: String) {
         let path = AbsoluteConfigKey(key.split(separator: ".").map(String.init))

@@ -1,0 +1,124 @@
+import Foundation
+import QuoteCore
+
+/// The quotes the writer connection last wrote or read, decoded, with their history bytes: a
+/// booking and its completion each load a quote that an earlier transaction wrote, and reading
+/// its row back and decoding it cost about a tenth of each.
+///
+/// It only ever holds what the database holds:
+/// - what a transaction writes or reads is kept at once, for the rest of it, and dropped if it
+///   rolls back, even to a savepoint (``discardTransaction()``);
+/// - another connection's commit (another process on the same file) changes the file's
+///   `PRAGMA data_version`, read at the start of every transaction: then it is emptied
+///   (``begin(dataVersion:)``).
+///
+/// Its size is bounded in bytes (an estimate from each quote's stored size, ``budget``): the
+/// oldest entries make room for new ones, a few at a time, never all at once on the commit
+/// path. Owned by the writer's thread: taken by each transaction and given back when it ends.
+struct QuoteCache {
+    /// A quote as its row holds it.
+    struct Entry {
+        let quote: Quote
+        let history: Data
+        /// What the entry is reckoned to take in memory: the decoded quote about twice its
+        /// stored bytes, its history, and fixed overheads.
+        let cost: Int
+        /// When it was kept, for eviction in that order.
+        fileprivate var serial: UInt64 = 0
+
+        init(quote: Quote, stored: Int, history: Data) {
+            self.quote = quote
+            self.history = history
+            cost = 2 * stored + history.count + 256
+        }
+    }
+
+    /// The most memory, in bytes as ``Entry/cost`` reckons it, that the entries take.
+    let budget: Int
+    /// The `PRAGMA data_version` the entries were known at.
+    private var dataVersion: Int64?
+    private var entries: [Int64: Entry] = [:]
+    private var cost = 0
+    /// Entries in the order they were kept (an id with the serial it was kept under; a later
+    /// entry for the same id makes the earlier one stale), oldest from ``oldest`` on.
+    private var order: [(id: Int64, serial: UInt64)] = []
+    private var oldest = 0
+    private var serial: UInt64 = 0
+    /// The quotes the open transaction kept: dropped unless it commits.
+    private var touched: [Int64] = []
+
+    /// An empty cache holding at most `budget` bytes.
+    init(budget: Int) {
+        self.budget = max(budget, 0)
+    }
+
+    /// How many quotes it holds.
+    var count: Int { entries.count }
+
+    /// A transaction begins, with the file's `PRAGMA data_version` as it reads now: if another
+    /// connection committed since the last transaction, nothing held is trusted.
+    mutating func begin(dataVersion: Int64) {
+        touched.removeAll(keepingCapacity: true)
+        if dataVersion != self.dataVersion {
+            clear()
+            self.dataVersion = dataVersion
+        }
+    }
+
+    /// Quote `id` as the open transaction sees it, if held.
+    func entry(_ id: Int64) -> Entry? {
+        entries[id]
+    }
+
+    /// The open transaction wrote quote `id` as `entry`, or read it so from its row.
+    mutating func keep(_ id: Int64, _ entry: Entry) {
+        guard entry.cost <= budget else {
+            forget(id)
+            return
+        }
+        // The oldest go first, as many as it takes to make room.
+        while cost + entry.cost > budget, oldest < order.count {
+            let (evicted, kept) = order[oldest]
+            oldest += 1
+            if entries[evicted]?.serial == kept { forget(evicted) }
+        }
+        if oldest > 1_024 && oldest * 2 > order.count {
+            order.removeFirst(oldest)
+            oldest = 0
+        }
+        var entry = entry
+        serial &+= 1
+        entry.serial = serial
+        if let old = entries.updateValue(entry, forKey: id) { cost -= old.cost }
+        cost += entry.cost
+        order.append((id, serial))
+        touched.append(id)
+    }
+
+    /// The open transaction rolled back, to a savepoint or whole, or its outcome is unknown:
+    /// whatever it kept may not be in the rows (what it kept before a savepoint is dropped as
+    /// well, to keep it simple).
+    mutating func discardTransaction() {
+        for id in touched { forget(id) }
+        touched.removeAll(keepingCapacity: true)
+    }
+
+    /// The open transaction committed: what it kept is in the rows.
+    mutating func commit() {
+        touched.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets everything, the data version included.
+    mutating func clear() {
+        entries.removeAll()
+        order.removeAll()
+        touched.removeAll()
+        oldest = 0
+        cost = 0
+        dataVersion = nil
+    }
+
+    private mutating func forget(_ id: Int64) {
+        if let old = entries.removeValue(forKey: id) { cost -= old.cost }
+    }
+}
