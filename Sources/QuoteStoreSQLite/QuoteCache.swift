@@ -13,15 +13,16 @@ import QuoteCore
 ///   (``begin(dataVersion:)``).
 ///
 /// Its size is bounded in bytes (an estimate from each quote's stored size, ``budget``): the
-/// oldest entries make room for new ones, a few at a time, never all at once on the commit
-/// path. Owned by the writer's thread: taken by each transaction and given back when it ends.
+/// oldest entries make room for each new one, as many as it takes. Owned by the writer's
+/// thread: taken by each transaction and given back when it ends.
 struct QuoteCache {
     /// A quote as its row holds it.
     struct Entry {
         let quote: Quote
         let history: Data
-        /// What the entry is reckoned to take in memory: the decoded quote about twice its
-        /// stored bytes, its history, and fixed overheads.
+        /// What the entry is reckoned to take in memory, on the safe side: the decoded quote
+        /// (its strings, some twice, and their headers) four times its stored bytes, its
+        /// history, and fixed overheads.
         let cost: Int
         /// When it was kept, for eviction in that order.
         fileprivate var serial: UInt64 = 0
@@ -29,7 +30,7 @@ struct QuoteCache {
         init(quote: Quote, stored: Int, history: Data) {
             self.quote = quote
             self.history = history
-            cost = 2 * stored + history.count + 256
+            cost = 4 * stored + history.count + 512
         }
     }
 
@@ -55,10 +56,15 @@ struct QuoteCache {
     /// How many quotes it holds.
     var count: Int { entries.count }
 
+    /// How many places the eviction order holds, stale ones included: at most about twice
+    /// ``count``, plus a constant.
+    var orderCount: Int { order.count - oldest }
+
     /// A transaction begins, with the file's `PRAGMA data_version` as it reads now: if another
     /// connection committed since the last transaction, nothing held is trusted.
     mutating func begin(dataVersion: Int64) {
-        touched.removeAll(keepingCapacity: true)
+        // Only a transaction that neither committed nor said it failed leaves any.
+        discardTransaction()
         if dataVersion != self.dataVersion {
             clear()
             self.dataVersion = dataVersion
@@ -76,13 +82,20 @@ struct QuoteCache {
             forget(id)
             return
         }
-        // The oldest go first, as many as it takes to make room.
-        while cost + entry.cost > budget, oldest < order.count {
+        // The oldest go first, as many as it takes to make room (the entry it replaces, if
+        // any, makes room too).
+        let replaced = entries[id]?.cost ?? 0
+        while cost - replaced + entry.cost > budget, oldest < order.count {
             let (evicted, kept) = order[oldest]
             oldest += 1
-            if entries[evicted]?.serial == kept { forget(evicted) }
+            if evicted != id, entries[evicted]?.serial == kept { forget(evicted) }
         }
-        if oldest > 1_024 && oldest * 2 > order.count {
+        // Places left stale (a quote kept again, or forgotten) are dropped once they are as
+        // many as the live ones: the order stays proportional to the entries.
+        if order.count - oldest > 2 * entries.count + 1_024 {
+            order = order[oldest...].filter { entries[$0.id]?.serial == $0.serial }
+            oldest = 0
+        } else if oldest > 1_024 && oldest * 2 > order.count {
             order.removeFirst(oldest)
             oldest = 0
         }

@@ -269,6 +269,9 @@ public final class SQLiteQuoteStore: QuoteStore {
             })
     }
 
+    /// How many quotes the writer's cache holds now.
+    var cachedQuotes: Int { quoteCache.withLock { $0.count } }
+
     /// The writer's quote cache, for one transaction: the store keeps an empty one meanwhile,
     /// so that the taken one has a single owner and is changed in place.
     private func takeCache() -> QuoteCache {

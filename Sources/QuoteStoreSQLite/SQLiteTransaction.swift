@@ -416,6 +416,8 @@ final class SQLiteTransaction: StoreTransaction {
 
     func rollbackToSavepoint() throws(StoreError) {
         guard let savepoint = savepoints.popLast() else { throw StoreError(.database, "no savepoint is open") }
+        // First: whether or not the rollback below succeeds, what was kept may not be the rows.
+        cache.discardTransaction()
         try run {
             if savepoint.opened {
                 let name = Self.savepointName(depth: savepoints.count)
@@ -426,7 +428,6 @@ final class SQLiteTransaction: StoreTransaction {
         lastQuoteID = savepoint.lastQuoteID
         lastSeq = savepoint.lastSeq
         history = savepoint.history
-        cache.discardTransaction()
     }
 
     func releaseSavepoint() throws(StoreError) {

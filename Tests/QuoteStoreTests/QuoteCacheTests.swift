@@ -78,6 +78,50 @@ struct QuoteCacheTests {
         #expect(try await read(id, in: store) == original)
     }
 
+    @Test("a booking and its completion are served from the cache, and the history they write is whole")
+    func bookAndCompleteFromTheCache() async throws {
+        let catalog = try StoreFixtures.catalog(mechanics: 1)
+        let store = try StoreFixtures.open(directory.database, catalog: catalog)
+        let id = try await submitted(store)
+        #expect(store.cachedQuotes == 0)  // new quotes are not kept
+        _ = try await store.apply([.book(id, mechanic: nil)], catalog: catalog)[0].get()
+        #expect(store.cachedQuotes == 1)
+        let completed = try await store.apply([.complete(id)], catalog: catalog)[0].get()
+        #expect(try completed.changedQuote.status == .completed)
+        let record = try #require(try await store.quote(id))
+        #expect(record.history.map(\.to) == [.submitted, .ready, .booked, .completed])
+        #expect(try await read(id, in: store) == record.quote)
+
+        var configuration = SQLiteQuoteStore.Configuration()
+        configuration.quoteCacheBytes = 0
+        let other = TemporaryDirectory()
+        let uncached = try SQLiteQuoteStore(
+            path: other.database, catalog: catalog, configuration: configuration, logger: StoreFixtures.logger)
+        let second = try await submitted(uncached)
+        _ = try await uncached.apply([.book(second, mechanic: nil)], catalog: catalog)[0].get()
+        #expect(uncached.cachedQuotes == 0)
+    }
+
+    @Test("one quote kept over and over takes one entry and a bounded eviction order")
+    func keptAgainStaysSmall() throws {
+        let quote = try #require(try Self.sampleQuote())
+        let entry = QuoteCache.Entry(quote: quote, stored: 400, history: Data(count: 40))
+        var cache = QuoteCache(budget: 1 << 20)
+        for round in 1...10_000 {
+            cache.begin(dataVersion: 1)
+            cache.keep(7, entry)
+            if round % 2 == 0 { cache.commit() } else { cache.discardTransaction() }
+        }
+        #expect(cache.count == 1)  // the last round committed
+        #expect(cache.orderCount <= 1_026)
+        cache.begin(dataVersion: 1)
+        cache.keep(7, entry)
+        cache.keep(7, entry)
+        cache.commit()
+        #expect(cache.count == 1)
+        #expect(cache.orderCount <= 1_026)
+    }
+
     @Test("the cache holds no more than its budget, however many quotes pass through it")
     func boundedInBytes() throws {
         let quote = try #require(try Self.sampleQuote())
