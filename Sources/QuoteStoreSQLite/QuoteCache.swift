@@ -5,9 +5,11 @@ import QuoteCore
 /// booking and its completion each load a quote that an earlier transaction wrote, and reading
 /// its row back and decoding it cost about a tenth of each.
 ///
-/// It only ever holds what the database holds:
-/// - what a transaction writes or reads is kept at once, for the rest of it, and dropped if it
-///   rolls back, even to a savepoint (``discardTransaction()``);
+/// It keeps the quotes a transaction reads or updates, not those it inserts: a new quote is
+/// seldom read again soon, and keeping it would cost every submission. It only ever holds what
+/// the database holds:
+/// - what a transaction keeps is kept at once, for the rest of it, and dropped if it rolls
+///   back, even to a savepoint (``discardTransaction()``);
 /// - another connection's commit (another process on the same file) changes the file's
 ///   `PRAGMA data_version`, read at the start of every transaction: then it is emptied
 ///   (``begin(dataVersion:)``).
