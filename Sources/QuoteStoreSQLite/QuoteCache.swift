@@ -11,8 +11,8 @@ import QuoteCore
 /// - what a transaction keeps is kept at once, for the rest of it, and dropped if it rolls
 ///   back, even to a savepoint (``discardTransaction()``);
 /// - another connection's commit (another process on the same file) changes the file's
-///   `PRAGMA data_version`, read at the start of every transaction: then it is emptied
-///   (``begin(dataVersion:)``).
+///   `PRAGMA data_version`, read under the write lock before a transaction's first use of the
+///   cache: then it is emptied (``begin(dataVersion:)``).
 ///
 /// Its size is bounded in bytes (an estimate from each quote's stored size, ``budget``): the
 /// oldest entries make room for each new one, as many as it takes. Owned by the writer's
@@ -62,8 +62,9 @@ struct QuoteCache {
     /// ``count``, plus a constant.
     var orderCount: Int { order.count - oldest }
 
-    /// A transaction begins, with the file's `PRAGMA data_version` as it reads now: if another
-    /// connection committed since the last transaction, nothing held is trusted.
+    /// A transaction begins to use the cache, with the file's `PRAGMA data_version` as it reads
+    /// now: if another connection committed since the cache was last used, nothing held is
+    /// trusted.
     mutating func begin(dataVersion: Int64) {
         // Only a transaction that neither committed nor said it failed leaves any.
         discardTransaction()

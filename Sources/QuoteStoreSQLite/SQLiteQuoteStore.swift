@@ -241,7 +241,6 @@ public final class SQLiteQuoteStore: QuoteStore {
                 let value: T
                 do throws(StoreError) {
                     value = try writeSync { db throws(StoreError) in
-                        cache.begin(dataVersion: try Self.dataVersion(db))
                         let transaction = SQLiteTransaction(db: db, now: now, currency: currency, cache: cache)
                         cache = QuoteCache(budget: 0)
                         defer {
@@ -279,16 +278,6 @@ public final class SQLiteQuoteStore: QuoteStore {
             let taken = cache
             cache = QuoteCache(budget: cache.budget)
             return taken
-        }
-    }
-
-    /// The writer connection's `PRAGMA data_version`: it changes when another connection
-    /// (another process on the same file) commits.
-    private static func dataVersion(_ db: Database) throws(StoreError) -> Int64 {
-        do {
-            return try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
-        } catch {
-            throw storeError(error)
         }
     }
 

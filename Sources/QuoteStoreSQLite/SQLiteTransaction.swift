@@ -31,6 +31,8 @@ final class SQLiteTransaction: StoreTransaction {
     /// The writer's quotes from earlier transactions, and this one's: taken from the store
     /// when the transaction begins, given back when it ends.
     var cache: QuoteCache
+    /// Whether ``cache`` was checked against the file in this transaction (``checkCache()``).
+    private var cacheChecked = false
     /// Open savepoints, innermost last.
     private var savepoints: [Savepoint] = []
 
@@ -47,6 +49,7 @@ final class SQLiteTransaction: StoreTransaction {
     private enum Query: Int, CaseIterable {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
+        case dataVersion
     }
 
     init(db: Database, now: Date, currency: Currency, cache: QuoteCache) {
@@ -60,11 +63,12 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Reading
 
     func quote(_ id: QuoteID) throws(StoreError) -> Quote? {
-        if let entry = cache.entry(id.rawValue) {
-            history = (id.rawValue, entry.history)
-            return entry.quote
-        }
-        return try run {
+        try run {
+            try checkCache()
+            if let entry = cache.entry(id.rawValue) {
+                history = (id.rawValue, entry.history)
+                return entry.quote
+            }
             let statement = try prepared(.load, "SELECT data, history FROM quotes WHERE id = ?")
             guard
                 let (data, bytes) = try statement.fetchFirst(
@@ -135,6 +139,7 @@ final class SQLiteTransaction: StoreTransaction {
     func update(_ quote: Quote, step: StateChange) throws(StoreError) {
         try run {
             try willWrite()
+            try checkCache()
             let id = quote.id.rawValue
             let before: Data
             if let history, history.id == id {
@@ -458,6 +463,16 @@ final class SQLiteTransaction: StoreTransaction {
         let statement = try db.cachedStatement(sql: sql())
         statements[query.rawValue] = statement
         return statement
+    }
+
+    /// Before the transaction's first use of ``cache``: empties it if another connection
+    /// committed since the writer last used it (`PRAGMA data_version`, read under the write
+    /// lock). A transaction that never uses it (submissions only) pays nothing.
+    private func checkCache() throws {
+        guard !cacheChecked else { return }
+        let version = try prepared(.dataVersion, "PRAGMA data_version").fetchFirst(binding: { _ in }, { $0.int64(0) })
+        cache.begin(dataVersion: version ?? 0)
+        cacheChecked = true
     }
 
     /// `quote`'s stored form, encoded once for its row and its event.
