@@ -42,7 +42,7 @@ public struct ReplyEncoder {
         // Filled by position; refusals were written when they were decoded.
         var replies = [[[UInt8]]?](repeating: nil, count: tickets.count)
         for index in tickets.indices {
-            if let refusal = tickets[index].refusal { replies[index] = tickets[index].envelope + [refusal] }
+            if let refusal = tickets[index].refusal { replies[index] = Self.frames(tickets[index].envelope, refusal) }
         }
         var writes: [(outcome: CommandOutcome, quote: EncodedQuote?)] = []
         if let results = committed.writeResults {
@@ -55,15 +55,15 @@ public struct ReplyEncoder {
                 }
                 if case .failure(let error) = results[position] { tickets[index].code = WireError(error).code }
                 // A request of the daemon's own (no envelope) is answered to no one.
-                if !tickets[index].envelope.isEmpty { replies[index] = tickets[index].envelope + [body] }
+                if !tickets[index].envelope.isEmpty { replies[index] = Self.frames(tickets[index].envelope, body) }
             }
         } else {
             let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
             for write in batch.writes {
                 tickets[write.index].code = refusal.code
                 guard !tickets[write.index].envelope.isEmpty else { continue }
-                replies[write.index] =
-                    tickets[write.index].envelope + [codec.encode(WireReply.failure(tickets[write.index].id, refusal))]
+                replies[write.index] = Self.frames(
+                    tickets[write.index].envelope, codec.encode(WireReply.failure(tickets[write.index].id, refusal)))
             }
         }
         for position in batch.reads.indices {
@@ -71,10 +71,19 @@ public struct ReplyEncoder {
             let answer = committed.readResults[position]
             let (body, code) = encode(answer, for: tickets[index].id, currency: currency, activity: activity)
             tickets[index].code = code
-            replies[index] = tickets[index].envelope + [body]
+            replies[index] = Self.frames(tickets[index].envelope, body)
         }
         return EncodedReplies(
             replies: replies.compactMap { $0 }, tickets: tickets, writes: writes, currency: currency)
+    }
+
+    /// A reply's frames: its `envelope`, then its `body`, in one allocation.
+    private static func frames(_ envelope: [[UInt8]], _ body: [UInt8]) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(envelope.count + 1)
+        frames.append(contentsOf: envelope)
+        frames.append(body)
+        return frames
     }
 
     /// A write's reply, and the JSON of the quote it shows (the state the write's last quote

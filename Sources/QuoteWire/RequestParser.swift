@@ -308,6 +308,8 @@ struct RequestParser {
         index += 1
         var values: [String] = []
         skipSpace()
+        // Room for a usual list at once, rather than growing it one, two, then four.
+        values.reserveCapacity(4)
         if peek() == UInt8(ascii: "]") {
             index += 1
             return values

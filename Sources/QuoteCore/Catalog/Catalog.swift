@@ -204,29 +204,8 @@ public struct Catalog: Sendable {
 
     /// The normalised look-up key of a name or code.
     static func key(_ name: String) -> String {
-        let trimmed = name.trimmingPrefixAndSuffixSpaces()
-        // Every service of every submission is looked up so: ASCII (the usual name) is lowered
-        // byte by byte over its contiguous bytes, or kept when it has no capital, rather than
-        // through Unicode's tables or `String.UTF8View`'s iterator.
-        var capitals = false
-        let ascii = trimmed.withUTF8Bytes { bytes in
-            for byte in bytes {
-                if byte >= 0x80 { return false }
-                if byte &- 0x41 < 26 { capitals = true }
-            }
-            return true
-        }
-        guard ascii else { return trimmed.lowercased() }
-        guard capitals else { return trimmed }
-        return trimmed.withUTF8Bytes { bytes in
-            String(unsafeUninitializedCapacity: bytes.count) { lowered in
-                for index in bytes.indices {
-                    let byte = bytes[index]
-                    lowered[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                }
-                return bytes.count
-            }
-        }
+        // Every service of every submission is looked up so.
+        name.trimmingPrefixAndSuffixSpaces().asciiFastLowercased
     }
 }
 

@@ -20,6 +20,6 @@ public enum CustomerSearch: Sendable, Hashable {
     /// The form names and addresses are stored and compared in: lowercased, so that
     /// `Jane@Example.com` finds `jane@example.com`.
     public static func key(_ text: String) -> String {
-        text.lowercased()
+        text.asciiFastLowercased
     }
 }
