@@ -246,6 +246,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                         defer {
                             applied = transaction.currency
                             swap(&cache, &transaction.cache)
+                            transaction.unbindParameters()
                         }
                         return try inline.run { () throws(StoreError) in try await body(transaction) }
                     }

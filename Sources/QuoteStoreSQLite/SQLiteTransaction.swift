@@ -35,6 +35,8 @@ final class SQLiteTransaction: StoreTransaction {
     private var cacheChecked = false
     /// Open savepoints, innermost last.
     private var savepoints: [Savepoint] = []
+    /// Where the statements' text and blob parameters are bound from.
+    private let parameters = ParameterArena()
 
     /// An open savepoint. SQL's `SAVEPOINT` is issued lazily, before the first statement
     /// inside it that may change a row: one that ends before any write costs two counters.
@@ -60,6 +62,13 @@ final class SQLiteTransaction: StoreTransaction {
         self.nowMilliseconds = StoredTime.milliseconds(now)
     }
 
+    /// Unbinds the statements this transaction ran, so that none points into its
+    /// ``ParameterArena`` once the transaction ends; called on the writer's thread before
+    /// it lets the transaction go.
+    func unbindParameters() {
+        parameters.unbind(statements.lazy.compactMap { $0 })
+    }
+
     // MARK: Reading
 
     func quote(_ id: QuoteID) throws(StoreError) -> Quote? {
@@ -72,7 +81,7 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(.load, "SELECT data, history FROM quotes WHERE id = ?")
             guard
                 let (data, bytes) = try statement.fetchFirst(
-                    binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
+                    in: parameters, binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
             else { return nil }
             history = (id.rawValue, bytes)
             let quote = try QuoteCodec.decodeQuote(data)
@@ -84,7 +93,8 @@ final class SQLiteTransaction: StoreTransaction {
     func quote(idempotencyKey key: String) throws(StoreError) -> Quote? {
         try run {
             let statement = try prepared(.quoteByKey, "SELECT data FROM quotes WHERE idempotency_key = ?")
-            return try statement.fetchFirst(binding: { $0.bind(key) }, { $0.data(0) }).map(QuoteCodec.decodeQuote)
+            return try statement.fetchFirst(in: parameters, binding: { $0.bind(key) }, { $0.data(0) }).map(
+                QuoteCodec.decodeQuote)
         }
     }
 
@@ -118,7 +128,7 @@ final class SQLiteTransaction: StoreTransaction {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let data = encode(quote)
-            try statement.execute {
+            try statement.execute(in: parameters) {
                 $0.bind(quote.id.rawValue)
                 $0.bind(quote.status.rawValue)
                 $0.bind(key)
@@ -146,7 +156,7 @@ final class SQLiteTransaction: StoreTransaction {
                 before = history.bytes
             } else {
                 let statement = try prepared(.loadHistory, "SELECT history FROM quotes WHERE id = ?")
-                before = try statement.fetchFirst(binding: { $0.bind(id) }, { $0.data(0) }) ?? Data()
+                before = try statement.fetchFirst(in: parameters, binding: { $0.bind(id) }, { $0.data(0) }) ?? Data()
             }
             let bytes = HistoryCodec.appending([step], to: before)
             let statement = try prepared(
@@ -158,7 +168,7 @@ final class SQLiteTransaction: StoreTransaction {
                 """)
             let data = encode(quote)
             let waiting = quote.status == .waiting
-            try statement.execute {
+            try statement.execute(in: parameters) {
                 $0.bind(quote.status.rawValue)
                 $0.bind(quote.mechanic?.id.rawValue)
                 $0.bind(quote.price?.cents)
@@ -189,7 +199,7 @@ final class SQLiteTransaction: StoreTransaction {
                 UPDATE mechanics SET quote_id = ?, free_since = NULL
                 WHERE id = ? AND quote_id IS NULL AND active = 1 AND on_duty = 1 AND skill >= ?
                 """)
-            try statement.execute {
+            try statement.execute(in: parameters) {
                 $0.bind(quote.rawValue)
                 $0.bind(mechanic.rawValue)
                 $0.bind(Int64(minimumSkill.rawValue))
@@ -214,6 +224,7 @@ final class SQLiteTransaction: StoreTransaction {
                 """)
             guard
                 let mechanic = try pick.fetchFirst(
+                    in: parameters,
                     binding: {
                         $0.bind(Int64(minimumSkill.rawValue))
                         $0.bind(excluding?.rawValue)
@@ -227,7 +238,7 @@ final class SQLiteTransaction: StoreTransaction {
             try willWrite()
             let claim = try prepared(
                 .claimPicked, "UPDATE mechanics SET quote_id = ?, free_since = NULL WHERE id = ? AND quote_id IS NULL")
-            try claim.execute {
+            try claim.execute(in: parameters) {
                 $0.bind(quote.rawValue)
                 $0.bind(mechanic.id.rawValue)
             }
@@ -245,7 +256,7 @@ final class SQLiteTransaction: StoreTransaction {
             try willWrite()
             let statement = try prepared(
                 .release, "UPDATE mechanics SET quote_id = NULL, free_since = ? WHERE id = ? AND quote_id = ?")
-            try statement.execute {
+            try statement.execute(in: parameters) {
                 $0.bind(nowMilliseconds)
                 $0.bind(mechanic.rawValue)
                 $0.bind(quote.rawValue)
@@ -267,6 +278,7 @@ final class SQLiteTransaction: StoreTransaction {
                 """)
             guard
                 let (id, data, bytes) = try statement.fetchFirst(
+                    in: parameters,
                     binding: {
                         $0.bind(Int64(mechanic.skill.rawValue))
                         $0.bind(mechanic.id.rawValue)
@@ -285,7 +297,8 @@ final class SQLiteTransaction: StoreTransaction {
                 SELECT count(*) FROM quotes
                 WHERE wait_seq IS NOT NULL AND wait_seq <= (SELECT wait_seq FROM quotes WHERE id = ?)
                 """)
-            return Int(try statement.fetchFirst(binding: { $0.bind(quote.rawValue) }, { $0.int64(0) }) ?? 0)
+            return Int(
+                try statement.fetchFirst(in: parameters, binding: { $0.bind(quote.rawValue) }, { $0.int64(0) }) ?? 0)
         }
     }
 
@@ -356,7 +369,7 @@ final class SQLiteTransaction: StoreTransaction {
             """)
         let first = try nextSeq(count: 2)
         let data = encode(priced)
-        try statement.execute {
+        try statement.execute(in: parameters) {
             $0.bind(first + 1)
             $0.bind(nowMilliseconds)
             $0.bind(submitted.id.rawValue)
@@ -389,7 +402,7 @@ final class SQLiteTransaction: StoreTransaction {
         } else {
             (mechanic, from, to, data) = kind.columns
         }
-        try statement.execute {
+        try statement.execute(in: parameters) {
             $0.bind(seq)
             $0.bind(nowMilliseconds)
             $0.bind(event.type)
@@ -470,7 +483,8 @@ final class SQLiteTransaction: StoreTransaction {
     /// lock). A transaction that never uses it (submissions only) pays nothing.
     private func checkCache() throws {
         guard !cacheChecked else { return }
-        let version = try prepared(.dataVersion, "PRAGMA data_version").fetchFirst(binding: { _ in }, { $0.int64(0) })
+        let version = try prepared(.dataVersion, "PRAGMA data_version").fetchFirst(
+            in: parameters, binding: { _ in }, { $0.int64(0) })
         cache.begin(dataVersion: version ?? 0)
         cacheChecked = true
     }

@@ -8,14 +8,16 @@ import QuoteStore
 ///
 /// GRDB's `execute(arguments:)` boxes each value in an existential array and binds it through
 /// nested closures, which on the submission path costs more than the SQL. Strings and blobs
-/// are copied by SQLite
-/// (`SQLITE_TRANSIENT`), so nothing has to outlive the call.
+/// are copied into the transaction's ``ParameterArena`` and bound where they lie there
+/// (`SQLITE_STATIC`); one that finds no room is copied by SQLite (`SQLITE_TRANSIENT`).
 struct Bindings {
     private let handle: OpaquePointer
+    private let arena: ParameterArena
     private(set) var count: Int32 = 0
 
-    fileprivate init(_ handle: OpaquePointer) {
+    fileprivate init(_ handle: OpaquePointer, arena: ParameterArena) {
         self.handle = handle
+        self.arena = arena
     }
 
     mutating func bind(_ value: Int64) {
@@ -31,9 +33,14 @@ struct Bindings {
     mutating func bind(_ value: String) {
         count += 1
         value.withUTF8Bytes { utf8 in
-            _ = sqlite3_bind_text(
-                handle, count, UnsafeRawPointer(utf8.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) },
-                Int32(utf8.count), Self.transient)
+            let length = Int32(utf8.count)
+            if let text = arena.copy(UnsafeRawBufferPointer(utf8)) {
+                _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.static)
+            } else {
+                // A NULL pointer would bind NULL: an empty string binds a dummy address.
+                let text = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)
+                _ = sqlite3_bind_text(handle, count, text?.assumingMemoryBound(to: CChar.self), length, Self.transient)
+            }
         }
     }
 
@@ -45,9 +52,14 @@ struct Bindings {
     mutating func bind(_ value: Data) {
         count += 1
         value.withUnsafeBytes { bytes in
-            // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
-            _ = sqlite3_bind_blob(
-                handle, count, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+            let length = Int32(bytes.count)
+            if let blob = arena.copy(bytes) {
+                _ = sqlite3_bind_blob(handle, count, blob, length, Self.static)
+            } else {
+                // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
+                let blob = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+                _ = sqlite3_bind_blob(handle, count, blob, length, Self.transient)
+            }
         }
     }
 
@@ -58,6 +70,9 @@ struct Bindings {
 
     /// SQLite's "copy it now" destructor.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// SQLite's "it stays where it is until bound anew" destructor: the null pointer, so
+    /// only ever an optional (a non-optional function value must not be null).
+    private static let `static`: sqlite3_destructor_type? = nil
 }
 
 /// The current row of a statement being stepped, read by column index.
@@ -88,20 +103,25 @@ extension Statement {
     /// They only ever run inside a
     /// transaction GRDB opened and commits, and GRDB registers no observers on this store,
     /// so nothing it tracks is skipped; the change counters it exposes are SQLite's own.
-    func execute(binding body: (inout Bindings) -> Void) throws {
-        _ = try step(binding: body) { _ in () }
+    func execute(in arena: ParameterArena, binding body: (inout Bindings) -> Void) throws {
+        _ = try step(in: arena, binding: body) { _ in () }
     }
 
     /// Binds the statement's parameters with `body`, steps it to its end (so that a write with
     /// `RETURNING` completes) and returns what `read` makes of its first row, if any.
-    func fetchFirst<T>(binding body: (inout Bindings) -> Void, _ read: (Columns) -> T) throws -> T? {
-        try step(binding: body, read)
+    func fetchFirst<T>(
+        in arena: ParameterArena, binding body: (inout Bindings) -> Void, _ read: (Columns) -> T
+    ) throws -> T? {
+        try step(in: arena, binding: body, read)
     }
 
-    private func step<T>(binding body: (inout Bindings) -> Void, _ read: (Columns) -> T) throws -> T? {
+    private func step<T>(
+        in arena: ParameterArena, binding body: (inout Bindings) -> Void, _ read: (Columns) -> T
+    ) throws -> T? {
         let handle = sqliteStatement
         sqlite3_reset(handle)
-        var bindings = Bindings(handle)
+        arena.reset()
+        var bindings = Bindings(handle, arena: arena)
         body(&bindings)
         guard bindings.count == sqlite3_bind_parameter_count(handle) else {
             throw StoreError(.database, "\(sql): wrong parameter count")
