@@ -36,6 +36,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The writer's recent quotes (``QuoteCache``): taken by each write transaction on the
     /// writer's thread and given back when it ends, so never shared by two at once.
     private let quoteCache: Mutex<QuoteCache>
+    /// The room the write transactions bind their text and blobs from, one at a time; it
+    /// lives as long as the connections whose statements point into it.
+    private let parameters = ParameterArena()
 
     /// Opens (creating if needed) the store at `path` and migrates it; a store that has no
     /// catalog yet is seeded with `catalog` (version 1). The catalog in force is then the
@@ -241,12 +244,12 @@ public final class SQLiteQuoteStore: QuoteStore {
                 let value: T
                 do throws(StoreError) {
                     value = try writeSync { db throws(StoreError) in
-                        let transaction = SQLiteTransaction(db: db, now: now, currency: currency, cache: cache)
+                        let transaction = SQLiteTransaction(
+                            db: db, now: now, currency: currency, cache: cache, parameters: parameters)
                         cache = QuoteCache(budget: 0)
                         defer {
                             applied = transaction.currency
                             swap(&cache, &transaction.cache)
-                            transaction.unbindParameters()
                         }
                         return try inline.run { () throws(StoreError) in try await body(transaction) }
                     }

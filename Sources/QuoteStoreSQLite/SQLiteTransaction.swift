@@ -35,8 +35,9 @@ final class SQLiteTransaction: StoreTransaction {
     private var cacheChecked = false
     /// Open savepoints, innermost last.
     private var savepoints: [Savepoint] = []
-    /// Where the statements' text and blob parameters are bound from.
-    private let parameters = ParameterArena()
+    /// Where the statements' text and blob parameters are bound from: the store's, lent
+    /// to one transaction at a time.
+    private let parameters: ParameterArena
 
     /// An open savepoint. SQL's `SAVEPOINT` is issued lazily, before the first statement
     /// inside it that may change a row: one that ends before any write costs two counters.
@@ -54,19 +55,13 @@ final class SQLiteTransaction: StoreTransaction {
         case dataVersion
     }
 
-    init(db: Database, now: Date, currency: Currency, cache: QuoteCache) {
+    init(db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena) {
         self.db = db
+        self.parameters = parameters
         self.now = now
         self.currency = currency
         self.cache = cache
         self.nowMilliseconds = StoredTime.milliseconds(now)
-    }
-
-    /// Unbinds the statements this transaction ran, so that none points into its
-    /// ``ParameterArena`` once the transaction ends; called on the writer's thread before
-    /// it lets the transaction go.
-    func unbindParameters() {
-        parameters.unbind(statements.lazy.compactMap { $0 })
     }
 
     // MARK: Reading

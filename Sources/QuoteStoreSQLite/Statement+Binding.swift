@@ -8,16 +8,30 @@ import QuoteStore
 ///
 /// GRDB's `execute(arguments:)` boxes each value in an existential array and binds it through
 /// nested closures, which on the submission path costs more than the SQL. Strings and blobs
-/// are copied into the transaction's ``ParameterArena`` and bound where they lie there
-/// (`SQLITE_STATIC`); one that finds no room is copied by SQLite (`SQLITE_TRANSIENT`).
+/// are copied into the room the transaction's ``ParameterArena`` lends the statement and
+/// bound where they lie there (`SQLITE_STATIC`); one that finds no room is copied by SQLite
+/// (`SQLITE_TRANSIENT`).
 struct Bindings {
     private let handle: OpaquePointer
-    private let arena: ParameterArena
+    /// The room lent for the statement's text and blobs; `nil` when none was.
+    private let room: UnsafeMutableRawBufferPointer?
+    private var used = 0
     private(set) var count: Int32 = 0
 
-    fileprivate init(_ handle: OpaquePointer, arena: ParameterArena) {
+    fileprivate init(_ handle: OpaquePointer, room: UnsafeMutableRawBufferPointer?) {
         self.handle = handle
-        self.arena = arena
+        self.room = room
+    }
+
+    /// `bytes` copied into the room, where they stay until the room is lent again; `nil`
+    /// when there is no room for them.
+    private mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+        let end = used + bytes.count
+        guard let base = room?.baseAddress, let capacity = room?.count, end <= capacity else { return nil }
+        let start = base + used
+        if let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
+        used = end
+        return UnsafeRawPointer(start)
     }
 
     mutating func bind(_ value: Int64) {
@@ -34,7 +48,7 @@ struct Bindings {
         count += 1
         value.withUTF8Bytes { utf8 in
             let length = Int32(utf8.count)
-            if let text = arena.copy(UnsafeRawBufferPointer(utf8)) {
+            if let text = copy(UnsafeRawBufferPointer(utf8)) {
                 _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.static)
             } else {
                 // A NULL pointer would bind NULL: an empty string binds a dummy address.
@@ -53,7 +67,7 @@ struct Bindings {
         count += 1
         value.withUnsafeBytes { bytes in
             let length = Int32(bytes.count)
-            if let blob = arena.copy(bytes) {
+            if let blob = copy(bytes) {
                 _ = sqlite3_bind_blob(handle, count, blob, length, Self.static)
             } else {
                 // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
@@ -120,8 +134,9 @@ extension Statement {
     ) throws -> T? {
         let handle = sqliteStatement
         sqlite3_reset(handle)
-        arena.reset()
-        var bindings = Bindings(handle, arena: arena)
+        let room = arena.begin()
+        defer { if room != nil { arena.end() } }
+        var bindings = Bindings(handle, room: room)
         body(&bindings)
         guard bindings.count == sqlite3_bind_parameter_count(handle) else {
             throw StoreError(.database, "\(sql): wrong parameter count")

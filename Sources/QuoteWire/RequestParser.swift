@@ -308,12 +308,12 @@ struct RequestParser {
         index += 1
         var values: [String] = []
         skipSpace()
-        // Room for a usual list at once, rather than growing it one, two, then four.
-        values.reserveCapacity(4)
         if peek() == UInt8(ascii: "]") {
             index += 1
             return values
         }
+        // Room for a usual list at once, rather than growing it one, two, then four.
+        values.reserveCapacity(4)
         var count = 0
         while true {
             skipSpace()

@@ -4,14 +4,24 @@ import Testing
 
 @testable import QuoteStoreSQLite
 
-/// Text and blob parameters bound from the transaction's arena reach the rows exactly, whatever
-/// their size, and the arena's memory stays bounded.
+/// Text and blob parameters bound from the store's parameter arena reach the rows exactly,
+/// whatever their size, and the room never moves.
 @Suite("The SQLite writer's parameter arena")
 struct ParameterArenaTests {
-    /// Strings from empty to past the arena's first room, and past its maximum.
-    static let sizes = [0, 1, 15, 16, 200, 4_000, 20_000, ParameterArena.maximumBytes + 1]
+    /// Strings from empty to past the arena's room.
+    static let sizes = [0, 1, 15, 16, 200, 4_000, 20_000, ParameterArena.bytes / 2 + 1, ParameterArena.bytes + 1]
 
-    @Test("strings and blobs of every size are stored as bound, each statement's values apart from the last's")
+    static func text(_ size: Int) -> String {
+        String(repeating: "é", count: size / 2) + String(repeating: "a", count: size % 2)
+    }
+
+    static func blob(_ size: Int, _ round: Int) -> Data {
+        Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ round) })
+    }
+
+    @Test(
+        "strings and blobs of every size are stored as bound, those past the room too, each statement's apart from the last's"
+    )
     func valuesReachTheRows() throws {
         let database = try DatabaseQueue()
         let arena = ParameterArena()
@@ -19,51 +29,61 @@ struct ParameterArenaTests {
             try db.execute(
                 sql: "CREATE TABLE t (n INTEGER, text TEXT NOT NULL, other TEXT NOT NULL, blob BLOB NOT NULL)")
             let insert = try db.cachedStatement(sql: "INSERT INTO t VALUES (?, ?, ?, ?)")
-            // Twice over: the first round grows the room as it goes, the second finds it grown.
             for round in 0..<2 {
                 for size in Self.sizes {
-                    let text = String(repeating: "é", count: size / 2) + String(repeating: "a", count: size % 2)
                     try insert.execute(in: arena) {
-                        $0.bind(Int64(round * 100 + size))
-                        $0.bind(text)
+                        $0.bind(Int64(round * 100_000 + size))
+                        $0.bind(Self.text(size))
                         $0.bind("other \(size)")
-                        $0.bind(Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ round) }))
+                        $0.bind(Self.blob(size, round))
                     }
                 }
             }
-            arena.unbind([insert])
             for round in 0..<2 {
                 for size in Self.sizes {
                     let row = try #require(
-                        try Row.fetchOne(db, sql: "SELECT * FROM t WHERE n = ?", arguments: [round * 100 + size]))
-                    let text: String = row["text"]
-                    let other: String = row["other"]
-                    let blob: Data = row["blob"]
-                    #expect(text == String(repeating: "é", count: size / 2) + String(repeating: "a", count: size % 2))
-                    #expect(other == "other \(size)")
-                    #expect(blob == Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ round) }))
+                        try Row.fetchOne(db, sql: "SELECT * FROM t WHERE n = ?", arguments: [round * 100_000 + size]))
+                    #expect(row["text"] as String == Self.text(size))
+                    #expect(row["other"] as String == "other \(size)")
+                    #expect(row["blob"] as Data == Self.blob(size, round))
                 }
             }
         }
     }
 
-    @Test("a value that finds no room is refused, and the room grows for the next statement, never past its maximum")
-    func roomGrowsAtResetUpToTheMaximum() {
+    @Test("a statement run while another is being bound has its values copied, and both reach their rows")
+    func nestedStatementsKeepTheirValues() throws {
+        let database = try DatabaseQueue()
         let arena = ParameterArena()
-        arena.reset()
-        let small = [UInt8](repeating: 7, count: 10_000)
-        let first = small.withUnsafeBytes { arena.copy($0) }
-        let second = small.withUnsafeBytes { arena.copy($0) }
-        #expect(first != nil)
-        #expect(second == nil, "a 16 KiB room has no place for 20,000 bytes")
-        #expect(first.map { Array(UnsafeRawBufferPointer(start: $0, count: 10_000)) } == small)
-        arena.reset()
-        #expect(small.withUnsafeBytes { arena.copy($0) } != nil)
-        #expect(small.withUnsafeBytes { arena.copy($0) } != nil, "grown at the reset to what was asked")
-        let huge = [UInt8](repeating: 1, count: ParameterArena.maximumBytes + 1)
-        #expect(huge.withUnsafeBytes { arena.copy($0) } == nil)
-        arena.reset()
-        #expect(huge.withUnsafeBytes { arena.copy($0) } == nil, "never more than the maximum")
-        #expect(small.withUnsafeBytes { arena.copy($0) } != nil)
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE t (name TEXT NOT NULL, note TEXT NOT NULL)")
+            let outer = try db.makeStatement(sql: "INSERT INTO t VALUES (?, ?)")
+            let inner = try db.makeStatement(sql: "INSERT INTO t VALUES (?, ?)")
+            try outer.execute(in: arena) { outer in
+                outer.bind("outer name")
+                try? inner.execute(in: arena) {
+                    $0.bind("inner name")
+                    $0.bind("inner note")
+                }
+                outer.bind("outer note")
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT name, note FROM t ORDER BY name")
+            #expect(
+                rows.map { [$0["name"] as String, $0["note"] as String] } == [
+                    ["inner name", "inner note"], ["outer name", "outer note"],
+                ])
+        }
+    }
+
+    @Test("the room is lent to one statement at a time, and is always the same room")
+    func roomIsLentOnceAndNeverMoves() throws {
+        let arena = ParameterArena()
+        let first = try #require(arena.begin())
+        #expect(first.count == ParameterArena.bytes)
+        #expect(arena.begin() == nil, "one statement at a time")
+        arena.end()
+        let second = try #require(arena.begin())
+        #expect(second.baseAddress == first.baseAddress && second.count == first.count)
+        arena.end()
     }
 }
