@@ -36,8 +36,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The writer's recent quotes (``QuoteCache``): taken by each write transaction on the
     /// writer's thread and given back when it ends, so never shared by two at once.
     private let quoteCache: Mutex<QuoteCache>
-    /// The room the write transactions bind their text and blobs from, one at a time; it
-    /// lives as long as the connections whose statements point into it.
+    /// The room the write transactions bind their text and blobs from, one at a time. Every
+    /// statement that points into it is stepped inside a transaction, which holds it; once
+    /// the store is gone, they are at most finalized, which never reads their parameters.
     private let parameters = ParameterArena()
 
     /// Opens (creating if needed) the store at `path` and migrates it; a store that has no

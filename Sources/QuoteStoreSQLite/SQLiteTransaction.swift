@@ -465,7 +465,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Helpers
 
-    /// The prepared statement for `query`, whose text is `sql`.
+    /// The prepared statement for `query`, whose text is `sql`. One with parameters is only
+    /// ever run through `execute(in:binding:)` or `fetchFirst(in:binding:_:)`, which bind every
+    /// parameter before each step: never through GRDB's own API, which could step it with
+    /// the stale bindings the last run left pointing into the store's ``ParameterArena``.
     private func prepared(_ query: Query, _ sql: @autoclosure () -> String) throws -> Statement {
         if let statement = statements[query.rawValue] { return statement }
         let statement = try db.cachedStatement(sql: sql())

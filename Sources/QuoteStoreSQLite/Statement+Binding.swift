@@ -51,9 +51,9 @@ struct Bindings {
             if let text = copy(UnsafeRawBufferPointer(utf8)) {
                 _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.static)
             } else {
-                // A NULL pointer would bind NULL: an empty string binds a dummy address.
-                let text = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)
-                _ = sqlite3_bind_text(handle, count, text?.assumingMemoryBound(to: CChar.self), length, Self.transient)
+                // A NULL pointer would bind NULL: an empty string has a byte of its own.
+                let text = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(Self.emptyValue)
+                _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.transient)
             }
         }
     }
@@ -71,7 +71,7 @@ struct Bindings {
                 _ = sqlite3_bind_blob(handle, count, blob, length, Self.static)
             } else {
                 // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
-                let blob = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+                let blob = bytes.baseAddress ?? UnsafeRawPointer(Self.emptyValue)
                 _ = sqlite3_bind_blob(handle, count, blob, length, Self.transient)
             }
         }
@@ -81,6 +81,14 @@ struct Bindings {
         count += 1
         sqlite3_bind_null(handle, count)
     }
+
+    /// A real byte for an empty value bound as a copy: SQLite copies zero bytes from it, and
+    /// binds NULL for a NULL pointer.
+    nonisolated(unsafe) private static let emptyValue: UnsafeMutableRawPointer = {
+        let byte = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        byte.storeBytes(of: 0, as: UInt8.self)
+        return byte
+    }()
 
     /// SQLite's "copy it now" destructor.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -134,6 +142,8 @@ extension Statement {
     ) throws -> T? {
         let handle = sqliteStatement
         sqlite3_reset(handle)
+        // Lent until the statement is reset (the later `defer` runs first), so that nothing
+        // run meanwhile, even from `read`, can write over its parameters.
         let room = arena.begin()
         defer { if room != nil { arena.end() } }
         var bindings = Bindings(handle, room: room)
