@@ -8,8 +8,8 @@ import QuoteStore
 ///
 /// GRDB's `execute(arguments:)` boxes each value in an existential array and binds it through
 /// nested closures, which on the submission path costs more than the SQL. Strings and blobs
-/// are copied into the room the transaction's ``ParameterArena`` lends the statement and
-/// bound where they lie there (`SQLITE_STATIC`); one that finds no room is copied by SQLite
+/// are copied into the room the store's ``ParameterArena`` lends the statement and bound
+/// where they lie there (`SQLITE_STATIC`); one that finds no room is copied by SQLite
 /// (`SQLITE_TRANSIENT`).
 struct Bindings {
     private let handle: OpaquePointer
@@ -34,6 +34,14 @@ struct Bindings {
         return UnsafeRawPointer(start)
     }
 
+    /// Where `bytes` are bound from, with SQLite's destructor for that place: the room
+    /// (`SQLITE_STATIC`) when they fit, else the caller's buffer, copied by SQLite. Never
+    /// NULL, which would bind NULL: an empty value without a buffer points at a byte of its own.
+    private mutating func source(_ bytes: UnsafeRawBufferPointer) -> (UnsafeRawPointer, sqlite3_destructor_type?) {
+        if let copied = copy(bytes) { return (copied, Self.static) }
+        return (bytes.baseAddress ?? UnsafeRawPointer(Self.emptyValue), Self.transient)
+    }
+
     mutating func bind(_ value: Int64) {
         count += 1
         sqlite3_bind_int64(handle, count, value)
@@ -47,14 +55,9 @@ struct Bindings {
     mutating func bind(_ value: String) {
         count += 1
         value.withUTF8Bytes { utf8 in
-            let length = Int32(utf8.count)
-            if let text = copy(UnsafeRawBufferPointer(utf8)) {
-                _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.static)
-            } else {
-                // A NULL pointer would bind NULL: an empty string has a byte of its own.
-                let text = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(Self.emptyValue)
-                _ = sqlite3_bind_text(handle, count, text.assumingMemoryBound(to: CChar.self), length, Self.transient)
-            }
+            let (text, destructor) = source(UnsafeRawBufferPointer(utf8))
+            _ = sqlite3_bind_text(
+                handle, count, text.assumingMemoryBound(to: CChar.self), Int32(utf8.count), destructor)
         }
     }
 
@@ -66,14 +69,8 @@ struct Bindings {
     mutating func bind(_ value: Data) {
         count += 1
         value.withUnsafeBytes { bytes in
-            let length = Int32(bytes.count)
-            if let blob = copy(bytes) {
-                _ = sqlite3_bind_blob(handle, count, blob, length, Self.static)
-            } else {
-                // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
-                let blob = bytes.baseAddress ?? UnsafeRawPointer(Self.emptyValue)
-                _ = sqlite3_bind_blob(handle, count, blob, length, Self.transient)
-            }
+            let (blob, destructor) = source(bytes)
+            _ = sqlite3_bind_blob(handle, count, blob, Int32(bytes.count), destructor)
         }
     }
 
@@ -82,8 +79,7 @@ struct Bindings {
         sqlite3_bind_null(handle, count)
     }
 
-    /// A real byte for an empty value bound as a copy: SQLite copies zero bytes from it, and
-    /// binds NULL for a NULL pointer.
+    /// The byte an empty value bound as a copy points at: SQLite copies none of it.
     nonisolated(unsafe) private static let emptyValue: UnsafeMutableRawPointer = {
         let byte = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
         byte.storeBytes(of: 0, as: UInt8.self)
