@@ -114,7 +114,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     }
                     defer { group.cancelAll() }
                     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                        let thread = Thread { [self] in
+                        let thread = Thread(named: "quoted-io") { [self] in
                             // However the loop ends, the store loop ends after the last batch.
                             defer { worker.stop() }
                             do {
@@ -124,7 +124,6 @@ public final class CommandServer: ServiceLifecycle.Service {
                                 continuation.resume(throwing: error)
                             }
                         }
-                        thread.name = "quoted-io"
                         thread.start()
                     }
                 }

@@ -1,4 +1,5 @@
 public import Foundation
+import Threads
 
 #if canImport(Glibc)
     import Glibc
@@ -46,14 +47,13 @@ public struct SystemdNotifier: Sendable {
         let stopped = DispatchSemaphore(value: 0)
         let microseconds = interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000
         let extend = "EXTEND_TIMEOUT_USEC=\(microseconds * 3)\nSTATUS=\(status)"
-        let thread = Thread { [self] in
+        let thread = Thread(named: "quoted-start") { [self] in
             notify(extend)
             while finished.wait(timeout: .now() + .microseconds(Int(microseconds))) == .timedOut {
                 notify(extend)
             }
             stopped.signal()
         }
-        thread.name = "quoted-start"
         thread.start()
         defer {
             finished.signal()

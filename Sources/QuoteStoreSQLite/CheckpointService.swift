@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import Logging
 public import ServiceLifecycle
+import Threads
 
 /// Keeps the SQLite store's write-ahead log short from a connection and a thread of its own,
 /// so that commits never wait for a checkpoint.
@@ -32,13 +33,12 @@ public struct CheckpointService: Service {
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-                    let thread = Thread { [self] in
+                    let thread = Thread(named: "quoted-ckpt") { [self] in
                         while trigger.waitForGrowth() {
                             checkpoint(database)
                         }
                         finished.resume()
                     }
-                    thread.name = "quoted-checkpoint"
                     thread.start()
                 }
             } onCancel: {

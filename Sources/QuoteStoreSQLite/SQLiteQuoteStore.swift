@@ -22,7 +22,7 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The synced catalog's currency, recorded with each new quote.
     private let currency: Mutex<Currency>
     /// The thread every write runs on; its transactions run GRDB's writer block right here.
-    private let writer = ExecutorThread(name: "quoted-sqlite-writer")
+    private let writer = ExecutorThread(name: "quoted-writer")
     /// Runs each transaction's rules on the writer's thread.
     private let inline = InlineExecutor()
     private let retention: EventRetention

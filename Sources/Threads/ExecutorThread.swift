@@ -11,15 +11,14 @@ public final class ExecutorThread: TaskExecutor, Sendable {
     private let jobs = JobQueue<UnownedJob>()
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts the thread, named `name`.
+    /// Starts the thread, named `name` (``Foundation/Thread/init(named:body:)``).
     public init(name: String) {
-        let thread = Thread { [self] in
+        let thread = Thread(named: name) { [self] in
             while let taken = jobs.take() {
                 for job in taken { job.runSynchronously(on: asUnownedTaskExecutor()) }
             }
             finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 

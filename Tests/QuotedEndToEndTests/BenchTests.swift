@@ -32,6 +32,11 @@ struct BenchTests {
         let waited = try #require(rows.first { $0.first == "contention --wait" })
         #expect(waited.count > 13 && waited[13] == "0.0%", "no refusals with --wait: \(waited)")
         #expect(audits.last?.contains("from the wait-list") == true)
+        // Each point says which of quoted's threads it kept busy, by name.
+        let threads = stderr.split(separator: "\n").filter {
+            $0.contains(": threads (ran, waited for a core, switches/s): ")
+        }
+        #expect(threads.contains { $0.contains("quoted-writer ") && $0.contains("quoted-io ") }, "\(stderr)")
         #expect(!stderr.contains("FAILED"), "\(stderr)")
     }
 

@@ -35,6 +35,19 @@ struct OperationsTests {
         #expect(seen.firstIndex(of: "READY=1")! < seen.firstIndex(of: "STOPPING=1")!)
     }
 
+    @Test("the daemon's threads carry names top -H, perf and /proc show: its I/O thread and its writer")
+    func threadNames() throws {
+        let daemon = try DaemonProcess()
+        defer { _ = daemon.stop() }
+        // Both run before "quoted ready": the writer since the store opened, the I/O thread logs it.
+        let tasks = "/proc/\(daemon.process.processIdentifier)/task"
+        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
+            try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+        }
+        #expect(names.contains("quoted-io"), "\(names)")
+        #expect(names.contains("quoted-writer"), "\(names)")
+    }
+
     @Test("invalid configuration fails fast with the key and reason, exit code 78")
     func invalidConfiguration() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)").path

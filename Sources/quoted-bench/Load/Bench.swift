@@ -112,9 +112,12 @@ struct Bench {
             otherEndpoints: others.map(\.commands))
         let all = [daemon] + others
         let cpuBefore = all.map(\.cpuSeconds)
+        let threadsBefore = ThreadTimes.of(process: daemon.processIdentifier)
         let commitsBefore = try all.map { try commits($0.commands, curve: keys) }
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
+        let threads = ThreadTimes.summary(
+            from: threadsBefore, to: ThreadTimes.of(process: daemon.processIdentifier), over: result.elapsed)
         let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
         if result.elapsed > 0, committed > 0 {
             // Batches (a group commit each when they write) bound turnover (contention); requests
@@ -122,6 +125,11 @@ struct Bench {
             let rate = String(format: "%.0f", Double(committed) / result.elapsed)
             let each = String(format: "%.1f", Double(result.replies) / Double(committed))
             FileHandle.standardError.write(Data("# \(label): \(rate) batches/s, \(each) requests each\n".utf8))
+        }
+        if !threads.isEmpty {
+            // Which thread bounds the point, and how long each waits for a core when woken.
+            FileHandle.standardError.write(
+                Data("# \(label): threads (ran, waited for a core, switches/s): \(threads)\n".utf8))
         }
         let cpu = cpuEach.reduce(0, +)
         if all.count > 1, result.elapsed > 0 {

@@ -94,6 +94,9 @@ final class BenchDaemon {
         try? FileManager.default.removeItem(at: stateDirectory)
     }
 
+    /// quoted's process id, while it runs.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// User plus system CPU seconds quoted has used so far.
     var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
