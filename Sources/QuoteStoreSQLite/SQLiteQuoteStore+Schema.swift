@@ -207,11 +207,12 @@ extension SQLiteQuoteStore {
     /// The highest sequence number ever handed out: the log's highest, or the floor pruning
     /// left when it emptied the log (0 for a log never written).
     static func lastSequence(_ db: Database) throws -> Int64 {
-        // Cached: every write batch asks once.
-        try Int64.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT max(coalesce((SELECT max(seq) FROM events), 0), (SELECT last_seq FROM event_floor))")) ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: lastSequenceSQL)) ?? 0
     }
+
+    /// The query of ``lastSequence(_:)``; every write batch asks it once, prepared once.
+    static let lastSequenceSQL =
+        "SELECT max(coalesce((SELECT max(seq) FROM events), 0), (SELECT last_seq FROM event_floor))"
 
     /// Moves every `quote_history` row into its quote's `history` column (``HistoryCodec``),
     /// one quote at a time in sequence order.

@@ -52,7 +52,7 @@ final class SQLiteTransaction: StoreTransaction {
     private enum Query: Int, CaseIterable {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
-        case dataVersion
+        case dataVersion, lastSequence
     }
 
     init(db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena) {
@@ -101,7 +101,9 @@ final class SQLiteTransaction: StoreTransaction {
             if let known = lastQuoteID {
                 last = known
             } else {
-                last = try Int64.fetchOne(try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes")) ?? 0
+                last =
+                    try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes").fetchFirst(
+                        in: parameters, binding: { _ in }, { $0.int64(0) }) ?? 0
             }
             guard last < .max else { throw StoreError(.corrupt, "quote ids are exhausted (the last is \(last))") }
             lastQuoteID = last + 1
@@ -414,7 +416,10 @@ final class SQLiteTransaction: StoreTransaction {
     /// The first of the next `count` event sequence numbers: one more than the highest ever
     /// handed out, read once per transaction under the write lock.
     private func nextSeq(count: Int64 = 1) throws -> Int64 {
-        let last = try lastSeq ?? SQLiteQuoteStore.lastSequence(db)
+        let last =
+            try lastSeq
+            ?? prepared(.lastSequence, SQLiteQuoteStore.lastSequenceSQL).fetchFirst(
+                in: parameters, binding: { _ in }, { $0.int64(0) }) ?? 0
         let (next, overflow) = last.addingReportingOverflow(count)
         guard !overflow else { throw StoreError(.corrupt, "event seqs are exhausted (the last is \(last))") }
         lastSeq = next
