@@ -104,6 +104,7 @@ let package = Package(
                 "QuoteCore",
                 "QuoteStore",
                 "QuoteStoreCodec",
+                "Threads",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

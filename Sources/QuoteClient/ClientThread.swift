@@ -18,7 +18,7 @@ final class ClientThread: Sendable {
     {
         let started = DispatchSemaphore(value: 0)
         let failure = Mutex<QuotedError?>(nil)
-        let thread = Thread { [jobs] in
+        let thread = Thread(named: name) { [jobs] in
             let context: Context
             let client: CommandClient
             do {
@@ -42,7 +42,6 @@ final class ClientThread: Sendable {
             _ = consume client
             _ = context
         }
-        thread.name = name
         thread.start()
         started.wait()
         if let error = failure.withLock({ $0 }) { throw error }

@@ -1,6 +1,7 @@
 import Foundation
 public import QuoteWire
 import Synchronization
+import Threads
 import ZeroMQ
 
 extension Quoted {
@@ -17,7 +18,7 @@ extension Quoted {
         return AsyncThrowingStream { continuation in
             let box = StopFlag()
             continuation.onTermination = { _ in box.stop() }
-            let thread = Thread {
+            let thread = Thread(named: "quoted-events") {
                 do throws(QuotedError) {
                     let context: Context
                     do { context = try Context() } catch {
@@ -39,7 +40,6 @@ extension Quoted {
                     continuation.finish(throwing: error)
                 }
             }
-            thread.name = "quoted-events"
             thread.start()
         }
     }

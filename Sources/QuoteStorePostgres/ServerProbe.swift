@@ -1,4 +1,5 @@
 import Foundation
+import Threads
 
 #if canImport(Glibc)
     import Glibc
@@ -13,11 +14,9 @@ enum ServerProbe {
     /// of the cooperative pool (one a core).
     static func probe(host: String, port: Int, timeout: Duration = .seconds(1)) async -> Bool {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
+            Thread(named: "quoted-pg-probe") {
                 continuation.resume(returning: accepts(host: host, port: port, timeout: timeout))
-            }
-            thread.name = "quoted-postgres-probe"
-            thread.start()
+            }.start()
         }
     }
 

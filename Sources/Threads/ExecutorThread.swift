@@ -11,15 +11,19 @@ public final class ExecutorThread: TaskExecutor, Sendable {
     private let jobs = JobQueue<UnownedJob>()
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts the thread, named `name` (``Foundation/Thread/init(named:body:)``).
+    /// Starts the thread, named `name` (`Thread(named:body:)`), and returns once it runs
+    /// under that name.
     public init(name: String) {
+        let named = DispatchSemaphore(value: 0)
         let thread = Thread(named: name) { [self] in
+            named.signal()
             while let taken = jobs.take() {
                 for job in taken { job.runSynchronously(on: asUnownedTaskExecutor()) }
             }
             finished.signal()
         }
         thread.start()
+        named.wait()
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -2,6 +2,8 @@ public import Foundation
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 extension Thread {
@@ -16,23 +18,28 @@ extension Thread {
         }
     }
 
-    /// Names the calling thread for the kernel: as much of `name` as fits in 15 bytes, whole
-    /// characters only.
+    /// Names the calling thread for the kernel: as many whole characters of `name` as fit in
+    /// 15 bytes, control characters (which would break a reader of `comm` by lines) as `_`. An
+    /// empty name leaves the thread's name as it was.
     public static func nameCurrentThread(_ name: String) {
-        var kept = String.UnicodeScalarView()
+        var kept = ""
         var bytes = 0
-        for scalar in name.unicodeScalars {
-            bytes += UTF8.width(scalar)
+        for character in name {
+            let shown: Character =
+                character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "_" : character
+            bytes += shown.utf8.count
             guard bytes <= 15 else { break }
-            kept.append(scalar)
+            kept.append(shown)
         }
+        guard !kept.isEmpty else { return }
         #if canImport(Glibc)
             // What `pthread_setname_np` does, which Glibc's module map does not export.
             let file = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
             guard file >= 0 else { return }
             defer { close(file) }
-            let text = String(kept)
-            _ = text.withCString { write(file, $0, strlen($0)) }
+            _ = kept.withCString { write(file, $0, strlen($0)) }
+        #elseif canImport(Darwin)
+            _ = pthread_setname_np(kept)
         #endif
     }
 }

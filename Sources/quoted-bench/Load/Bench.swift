@@ -113,11 +113,15 @@ struct Bench {
         let all = [daemon] + others
         let cpuBefore = all.map(\.cpuSeconds)
         let threadsBefore = ThreadTimes.of(process: daemon.processIdentifier)
+        let threadsFrom = ContinuousClock.now
         let commitsBefore = try all.map { try commits($0.commands, curve: keys) }
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
+        let threadsAfter = ThreadTimes.of(process: daemon.processIdentifier)
+        let threadsOver = ContinuousClock.now - threadsFrom
         let threads = ThreadTimes.summary(
-            from: threadsBefore, to: ThreadTimes.of(process: daemon.processIdentifier), over: result.elapsed)
+            from: threadsBefore, to: threadsAfter,
+            over: Double(threadsOver.components.seconds) + Double(threadsOver.components.attoseconds) * 1e-18)
         let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
         if result.elapsed > 0, committed > 0 {
             // Batches (a group commit each when they write) bound turnover (contention); requests
