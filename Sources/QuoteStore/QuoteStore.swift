@@ -61,6 +61,10 @@ public protocol QuoteStore: Sendable {
     /// Every active mechanic with what holds them and whether they are on duty.
     func mechanics() async throws(StoreError) -> [MechanicState]
 
+    /// How many of ``mechanics()`` are busy, free and on duty, and off duty, counted in the
+    /// store.
+    func mechanicCounts() async throws(StoreError) -> MechanicCounts
+
     /// How many quotes are in each state.
     func counts() async throws(StoreError) -> [QuoteStatus: Int]
 

@@ -21,11 +21,9 @@ public struct StoreState: Sendable, Hashable {
 
     /// Reads it from `store`.
     public static func read(from store: any QuoteStore) async throws(StoreError) -> StoreState {
-        let mechanics = try await store.mechanics()
-        let busy = mechanics.count { !$0.isFree }
+        let mechanics = try await store.mechanicCounts()
         return StoreState(
-            counts: try await store.counts(), busy: busy, free: mechanics.count { $0.isFree && $0.onDuty },
-            offDuty: mechanics.count { !$0.onDuty },
+            counts: try await store.counts(), busy: mechanics.busy, free: mechanics.free, offDuty: mechanics.offDuty,
             oldestWaiting: try await store.longestWaitingSince(),
             lastSeq: try await store.lastSequence())
     }

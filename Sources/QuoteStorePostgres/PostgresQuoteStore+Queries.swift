@@ -80,6 +80,17 @@ extension PostgresQuoteStore {
         }
     }
 
+    public func mechanicCounts() async throws(StoreError) -> MechanicCounts {
+        let rows = try await query(
+            """
+            SELECT count(quote_id), count(*) FILTER (WHERE quote_id IS NULL AND on_duty), count(*) FILTER (WHERE NOT on_duty)
+            FROM mechanics WHERE active
+            """)
+        guard let row = rows.first else { return MechanicCounts(busy: 0, free: 0, offDuty: 0) }
+        let (busy, free, offDuty) = try Self.decode(row, as: (Int64, Int64, Int64).self)
+        return MechanicCounts(busy: Int(busy), free: Int(free), offDuty: Int(offDuty))
+    }
+
     public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
         var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
         for row in try await query("SELECT state, count(*) FROM quotes GROUP BY state") {

@@ -441,6 +441,21 @@ public final class SQLiteQuoteStore: QuoteStore {
         }
     }
 
+    public func mechanicCounts() async throws(StoreError) -> MechanicCounts {
+        try await read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(quote_id), coalesce(sum(quote_id IS NULL AND on_duty = 1), 0),
+                        coalesce(sum(on_duty = 0), 0)
+                    FROM mechanics WHERE active = 1
+                    """)
+            return MechanicCounts(
+                busy: try row?.decode(atIndex: 0) ?? 0, free: try row?.decode(atIndex: 1) ?? 0,
+                offDuty: try row?.decode(atIndex: 2) ?? 0)
+        }
+    }
+
     public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
         try await read { db in
             var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })

@@ -36,6 +36,7 @@ struct FailingCommits: QuoteStore {
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
     func longestWaitingSince() async throws(StoreError) -> Date? { try await store.longestWaitingSince() }
     func mechanics() async throws(StoreError) -> [MechanicState] { try await store.mechanics() }
+    func mechanicCounts() async throws(StoreError) -> MechanicCounts { try await store.mechanicCounts() }
     func counts() async throws(StoreError) -> [QuoteStatus: Int] { try await store.counts() }
     func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
         try await store.events(after: after, limit: limit)

@@ -17,6 +17,7 @@ struct DutyContractTests {
             try #require(contract.catalog.mechanic(named: "Junior 2")),
             try #require(contract.catalog.mechanic(named: "Junior 3"))
         )
+        #expect(try await contract.store.mechanicCounts() == MechanicCounts(busy: 0, free: 3, offDuty: 0))
         let first = try await contract.submitAndWait().changedQuote
         #expect(first.mechanic == one)
 
@@ -26,6 +27,10 @@ struct DutyContractTests {
         #expect(try await contract.must(.setDuty(mechanic: "Junior 1", onDuty: false)).events.isEmpty)
         let held = try #require(try await contract.store.mechanics().first { $0.mechanic == one })
         #expect(!held.onDuty && held.quote == first.id, "off duty, the work in hand stays theirs")
+        #expect(
+            try await contract.store.mechanicCounts() == MechanicCounts(busy: 1, free: 2, offDuty: 1),
+            "busy and off duty is counted as both")
+        try await Self.expectCountsOfRoster(contract.store)
 
         // Reassigned by the dispatch order: the next free junior; Junior 1 is freed but off duty.
         let moved = try await contract.must(.reassign(first.id, mechanic: nil))
@@ -67,6 +72,7 @@ struct DutyContractTests {
         #expect(
             try await contract.store.longestWaitingSince() == (try third.changedQuote.waitingSince),
             "the first in line has waited least: the longest wait is the next one's")
+        try await Self.expectCountsOfRoster(contract.store)
 
         // Back on duty: Junior 1 serves the line at once, the front first.
         let back = try await contract.must(.setDuty(mechanic: "Junior 1", onDuty: true))
@@ -96,5 +102,14 @@ struct DutyContractTests {
         #expect(try moved.changedQuote.mechanic?.name == "Dick Duchess", "the least skilled free one but Steve")
         #expect(moved.events.map(\.type) == ["quote.reassigned", "mechanic.busy", "mechanic.free"])
         #expect(doubleBookings(in: try await contract.store.events(after: 0, limit: 1_000)).isEmpty)
+    }
+
+    /// The store's counts are those of its roster, as ``QuoteStore/mechanics()`` lists it.
+    static func expectCountsOfRoster(_ store: any QuoteStore) async throws {
+        let roster = try await store.mechanics()
+        let counted = MechanicCounts(
+            busy: roster.count { !$0.isFree }, free: roster.count { $0.isFree && $0.onDuty },
+            offDuty: roster.count { !$0.onDuty })
+        #expect(try await store.mechanicCounts() == counted)
     }
 }

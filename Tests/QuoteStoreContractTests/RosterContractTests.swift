@@ -53,6 +53,7 @@ struct RosterContractTests {
         // goes to whoever is left.
         let retired = try await contract.change(.retireMechanic(mechanic: "Junior 1"))
         #expect(retired.events.map(\.type) == ["mechanic.retired"])
+        try await DutyContractTests.expectCountsOfRoster(contract.store)
         #expect(try await !contract.store.mechanics().contains { $0.mechanic.id == junior.id })
         #expect(try await contract.store.quote(first.id)?.quote.mechanic == junior)
         #expect(try await contract.store.catalog().mechanic(named: "Junior 1") == nil)
