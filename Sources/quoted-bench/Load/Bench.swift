@@ -118,10 +118,8 @@ struct Bench {
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
         let threadsAfter = ThreadTimes.of(process: daemon.processIdentifier)
-        let threadsOver = ContinuousClock.now - threadsFrom
         let threads = ThreadTimes.summary(
-            from: threadsBefore, to: threadsAfter,
-            over: Double(threadsOver.components.seconds) + Double(threadsOver.components.attoseconds) * 1e-18)
+            from: threadsBefore, to: threadsAfter, over: (ContinuousClock.now - threadsFrom).seconds)
         let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
         if result.elapsed > 0, committed > 0 {
             // Batches (a group commit each when they write) bound turnover (contention); requests
