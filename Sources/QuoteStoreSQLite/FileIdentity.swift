@@ -32,6 +32,9 @@ final class FileIdentity: Sendable {
     }
 
     private let path: String
+    /// The log's and its index's paths, made once: they are looked at after every commit.
+    private let logPath: String
+    private let indexPath: String
     private let state: Mutex<State>
 
     /// Remembers the identity of `path` and `path-wal` as they are now, just opened.
@@ -41,12 +44,14 @@ final class FileIdentity: Sendable {
         self.path =
             realpath(path, &resolved) != nil
             ? String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : path
+        logPath = self.path + "-wal"
+        indexPath = self.path + "-shm"
         var initial = State()
         if let (identity, size) = Self.status(path) {
             initial.database = identity
             initial.largest = size
         }
-        initial.log = Self.status(path + "-wal")?.0
+        initial.log = Self.status(logPath)?.0
         state = Mutex(initial)
     }
 
@@ -54,8 +59,8 @@ final class FileIdentity: Sendable {
     /// opened; every call after the first failure throws the same.
     func check() throws(StoreError) {
         let database = Self.status(path)
-        let log = Self.status(path + "-wal")
-        let index = Self.status(path + "-shm")
+        let log = Self.status(logPath)
+        let index = Self.status(indexPath)
         let failure = state.withLock { state -> String? in
             if let failure = state.failure { return failure }
             var found: String?
@@ -74,8 +79,8 @@ final class FileIdentity: Sendable {
             }
             // SQLite creates the log and its index with the first transaction: each is
             // known from the first time it is seen on.
-            if found == nil { found = Self.compare(&state.log, log?.0, path + "-wal") }
-            if found == nil { found = Self.compare(&state.index, index?.0, path + "-shm") }
+            if found == nil { found = Self.compare(&state.log, log?.0, logPath) }
+            if found == nil { found = Self.compare(&state.index, index?.0, indexPath) }
             state.failure = found.map {
                 "\($0) while open: commits there would be lost at the next start; restart quoted (restore the file first)"
             }

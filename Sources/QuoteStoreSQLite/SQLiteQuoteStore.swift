@@ -40,6 +40,8 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// statement that points into it is stepped inside a transaction, which holds it; once
     /// the store is gone, they are at most finalized, which never reads their parameters.
     private let parameters = ParameterArena()
+    /// The write transactions' prepared statements, kept for the writer's connection.
+    private let statements = WriterStatements(count: SQLiteTransaction.Query.allCases.count)
 
     /// Opens (creating if needed) the store at `path` and migrates it; a store that has no
     /// catalog yet is seeded with `catalog` (version 1). The catalog in force is then the
@@ -246,7 +248,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 do throws(StoreError) {
                     value = try writeSync { db throws(StoreError) in
                         let transaction = SQLiteTransaction(
-                            db: db, now: now, currency: currency, cache: cache, parameters: parameters)
+                            db: db, now: now, currency: currency, cache: cache, parameters: parameters,
+                            statements: statements)
                         cache = QuoteCache(budget: 0)
                         defer {
                             applied = transaction.currency
@@ -298,16 +301,29 @@ public final class SQLiteQuoteStore: QuoteStore {
         return try result.get()
     }
 
-    /// Runs `body` in one `BEGIN IMMEDIATE` transaction of `db`, mapping database failures.
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction of `db`, mapping database failures:
+    /// what `Database.inTransaction(.immediate)` does, with the `BEGIN` and `COMMIT` prepared
+    /// once (GRDB parses each anew, on every batch). A failed body or commit is rolled back,
+    /// and the first error is the one thrown.
     private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            var value: T?
-            try db.inTransaction(.immediate) {
-                value = try body(db)
-                return .commit
-            }
-            return value!
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         } catch {
+            throw Self.storeError(error)
+        }
+        do {
+            let value = try body(db)
+            // A transaction SQLite rolled back on its own (an I/O error, a full disk) is not
+            // committed by what ran after it: refused, as GRDB's transaction block refuses it.
+            guard db.isInsideTransaction else {
+                throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back")
+            }
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return value
+        } catch {
+            // SQLite may have rolled back already (`SQLITE_FULL`, `SQLITE_IOERR`, ...): then
+            // GRDB's rollback does nothing, and the body's error is still the one reported.
+            try? db.rollback()
             throw Self.storeError(error)
         }
     }

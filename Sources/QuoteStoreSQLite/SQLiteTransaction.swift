@@ -8,8 +8,8 @@ import QuoteStoreCodec
 /// only statements, no rules. Each quote row carries its own history (`HistoryCodec`).
 ///
 /// It lives on the store's writer connection, inside one `SQLiteQuoteStore.write(_:)`, and is
-/// never used from another thread. Its statements are looked up in GRDB's cache once per
-/// transaction rather than once per call (each lookup hashes the whole SQL text).
+/// never used from another thread. Its statements are prepared once for the store
+/// (``WriterStatements``), not looked up in GRDB's cache by their text on every call.
 final class SQLiteTransaction: StoreTransaction {
     let db: Database
     let now: Date
@@ -22,7 +22,9 @@ final class SQLiteTransaction: StoreTransaction {
     /// The last event sequence number handed out in this transaction; read once. Restored
     /// by a rollback, so that the log stays gap-free.
     private var lastSeq: Int64?
-    private var statements = [Statement?](repeating: nil, count: Query.allCases.count)
+    /// The writer's prepared statements, one slot per ``Query``: the store's, lent to one
+    /// transaction at a time.
+    private let statements: WriterStatements
     /// The history bytes of the quote last read or written, appended to by ``update(_:step:)``
     /// without being decoded (a transition reads its quote, then writes it).
     private var history: (id: Int64, bytes: Data)?
@@ -49,13 +51,17 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     /// The statements a transaction runs, one slot each in ``statements``.
-    private enum Query: Int, CaseIterable {
+    enum Query: Int, CaseIterable {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
         case dataVersion, lastSequence
     }
 
-    init(db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena) {
+    init(
+        db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena,
+        statements: WriterStatements
+    ) {
+        self.statements = statements
         self.db = db
         self.parameters = parameters
         self.now = now
@@ -475,10 +481,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// parameter before each step: never through GRDB's own API, which could step it with
     /// the stale bindings the last run left pointing into the store's ``ParameterArena``.
     private func prepared(_ query: Query, _ sql: @autoclosure () -> String) throws -> Statement {
-        if let statement = statements[query.rawValue] { return statement }
-        let statement = try db.cachedStatement(sql: sql())
-        statements[query.rawValue] = statement
-        return statement
+        try statements.statement(query.rawValue, on: db, sql)
     }
 
     /// Before the transaction's first use of ``cache``: empties it if another connection
