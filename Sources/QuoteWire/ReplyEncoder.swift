@@ -26,9 +26,19 @@ public struct ReplyEncoder {
         public var replies: [[[UInt8]]]
         /// Each request's ticket, with the code it was answered with: for the figures.
         public var tickets: [RequestTicket]
-        /// Each successful write's outcome, with its final quote's JSON, shared with the reply.
-        fileprivate var writes: [(outcome: CommandOutcome, quote: EncodedQuote?)] = []
+        /// Each successful write's events and final quote, with that quote's JSON, shared with
+        /// the reply: only what the events need, not the whole outcome (each copy of which
+        /// retains every string it holds).
+        fileprivate var writes: [Written] = []
         fileprivate var currency: Currency
+    }
+
+    /// What a successful write's events are encoded from.
+    fileprivate struct Written {
+        var events: [StoredEvent]
+        /// The state the write left its quote in, and its JSON as the reply has it.
+        var final: Quote?
+        var json: EncodedQuote?
     }
 
     /// Encodes every reply of `committed`, in the order the requests came; a `stats` answer
@@ -44,14 +54,14 @@ public struct ReplyEncoder {
         for index in tickets.indices {
             if let refusal = tickets[index].refusal { replies[index] = Self.frames(tickets[index].envelope, refusal) }
         }
-        var writes: [(outcome: CommandOutcome, quote: EncodedQuote?)] = []
+        var writes: [Written] = []
         if let results = committed.writeResults {
             writes.reserveCapacity(results.count)
             for position in batch.writes.indices {
                 let index = batch.writes[position].index
                 let (body, quote) = encode(results[position], for: tickets[index].id, currency: currency)
                 if case .success(let outcome) = results[position], !outcome.events.isEmpty {
-                    writes.append((outcome, quote))
+                    writes.append(Written(events: outcome.events, final: outcome.quote, json: quote))
                 }
                 if case .failure(let error) = results[position] { tickets[index].code = WireError(error).code }
                 // A request of the daemon's own (no envelope) is answered to no one.
@@ -268,14 +278,13 @@ public struct ReplyEncoder {
         var events: [(seq: Int64, message: [[UInt8]])] = []
         events.reserveCapacity(encoded.writes.count * 2)
         for write in encoded.writes {
-            for event in write.outcome.events {
+            for event in write.events {
                 events.append(
                     (
                         event.seq,
                         [
                             Array(event.type.utf8),
-                            encode(
-                                event, currency: encoded.currency, final: write.outcome.quote, encodedAs: write.quote),
+                            encode(event, currency: encoded.currency, final: write.final, encodedAs: write.json),
                         ]
                     ))
             }
