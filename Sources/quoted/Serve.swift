@@ -55,6 +55,7 @@ struct Serve: AsyncParsableCommand {
         if let metricsServer = observability.server { services.append(metricsServer) }
         services += [server, reload, PruneService(store: daemon.store, logger: logger)]
         if let checkpoints = daemon.sqlite?.checkpointService(logger: logger) { services.append(checkpoints) }
+        StartupMemory.release()
         try await ServiceGroup(configuration: .init(services: services, logger: logger)).run()
     }
 }
