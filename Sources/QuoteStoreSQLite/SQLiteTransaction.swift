@@ -50,7 +50,7 @@ final class SQLiteTransaction: StoreTransaction {
         var opened = false
     }
 
-    /// The statements a transaction runs, one slot each in ``statements``.
+    /// The statements a transaction runs, each in its slot of the store's ``WriterStatements``.
     enum Query: Int, CaseIterable {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
