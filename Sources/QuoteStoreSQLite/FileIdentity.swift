@@ -47,7 +47,9 @@ final class FileIdentity: Sendable {
         logPath = self.path + "-wal"
         indexPath = self.path + "-shm"
         var initial = State()
-        if let (identity, size) = Self.status(path) {
+        // The resolved path, as every check reads it: `lstat` of a symbolic link would be the
+        // link's own identity, and the first check would find the file "replaced".
+        if let (identity, size) = Self.status(self.path) {
             initial.database = identity
             initial.largest = size
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import QuoteCore
 import QuoteStore
 import QuoteStoreCodec
@@ -466,6 +467,12 @@ final class SQLiteTransaction: StoreTransaction {
     /// before any statement that may change a row.
     private func willWrite() throws {
         guard let last = savepoints.last, !last.opened else { return }
+        // In a transaction SQLite rolled back on its own (an I/O error, a full disk), a
+        // `SAVEPOINT` would open a new one, which the batch's `COMMIT` would then commit: the
+        // rest of a batch without its start. Refused instead, as GRDB's transaction block did.
+        guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back")
+        }
         for depth in savepoints.indices where !savepoints[depth].opened {
             try db.cachedStatement(sql: "SAVEPOINT \(Self.savepointName(depth: depth))").execute()
             savepoints[depth].opened = true

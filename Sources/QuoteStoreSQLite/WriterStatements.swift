@@ -13,6 +13,8 @@ final class WriterStatements: @unchecked Sendable {
     /// The statement in each slot, once prepared; the slots are the transaction's queries.
     /// Only read and set by one transaction at a time, on the writer's thread.
     @exclusivity(unchecked) private var slots: [Statement?]
+    /// The connection they were prepared on: given another, they are prepared anew for it.
+    @exclusivity(unchecked) private var connection: ObjectIdentifier?
 
     /// Room for `count` statements, none prepared yet.
     init(count: Int) {
@@ -21,6 +23,10 @@ final class WriterStatements: @unchecked Sendable {
 
     /// The statement in `slot`, prepared from `sql` on `db` the first time.
     func statement(_ slot: Int, on db: Database, _ sql: () -> String) throws -> Statement {
+        if connection != ObjectIdentifier(db) {
+            slots = Array(repeating: nil, count: slots.count)
+            connection = ObjectIdentifier(db)
+        }
         if let statement = slots[slot] { return statement }
         let statement = try db.cachedStatement(sql: sql())
         slots[slot] = statement

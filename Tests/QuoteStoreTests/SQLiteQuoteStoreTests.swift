@@ -39,6 +39,24 @@ struct SQLiteQuoteStoreTests {
         #expect(try store.writerSynchronous() == pragma)
     }
 
+    @Test("a store opened through a symbolic link to its file acknowledges its writes")
+    func openedThroughALink() async throws {
+        do {
+            let store = try StoreFixtures.open(directory.database)
+            _ = try await store.apply([.submit(StoreFixtures.submission(), idempotencyKey: nil, book: false)])
+        }
+        let link = directory.path + "/link.sqlite"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.database)
+        let store = try StoreFixtures.open(link)
+        for key in ["first", "second"] {
+            let results = try await store.apply([
+                .submit(StoreFixtures.submission(), idempotencyKey: key, book: false)
+            ])
+            #expect(try results[0].get().changedQuote.status == .ready)
+        }
+        #expect(try await store.counts().values.reduce(0, +) == 3)
+    }
+
     @Test("the same idempotency key returns the original quote and creates nothing")
     func idempotentSubmission() async throws {
         let store = try StoreFixtures.open(directory.database)
