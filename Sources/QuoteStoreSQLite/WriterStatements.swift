@@ -1,8 +1,8 @@
 import GRDB
 
-/// The write transactions' prepared statements, kept from one transaction to the next: each
-/// transaction used to look every statement up in GRDB's cache again (hashing its whole SQL
-/// text), which a batch of one request paid in full.
+/// The write transactions' prepared statements, kept from one transaction to the next, so
+/// that no transaction looks a statement up in GRDB's cache again: each look-up hashes the
+/// statement's whole SQL text, a cost a batch of one request would pay in full.
 ///
 /// The store keeps one for its writer connection, the only one that runs them, and lends it
 /// to one write transaction at a time: they are serialized on that connection, which is all
