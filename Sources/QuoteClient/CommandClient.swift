@@ -24,15 +24,16 @@ public struct CommandClient: ~Copyable {
             try curve?.configure(socket)
             let endpoints = Self.endpoints(endpoint)
             // Several daemons: requests go only to those connected, so a daemon that is down
-            // holds none of them. With every one down, a request cannot even be queued: it
-            // fails by the reply's deadline instead of blocking the caller for good. (With one
-            // endpoint a request is always queued, for the connection to come.)
-            if endpoints.count > 1 {
-                try socket.set(.immediate, true)
-                let (seconds, attoseconds) = timeout.components
-                let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
-                try socket.set(.sendTimeout, Int32(milliseconds))
-            }
+            // holds none of them. (With one endpoint a request is queued for the connection
+            // to come.)
+            if endpoints.count > 1 { try socket.set(.immediate, true) }
+            // A send that finds nowhere to queue its request (every daemon down, or the one
+            // daemon's connection dropped for good, as libzmq drops one whose handshake failed:
+            // no keys against a quoted with security) fails by the reply's deadline instead of
+            // blocking the caller for good.
+            let (seconds, attoseconds) = timeout.components
+            let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
+            try socket.set(.sendTimeout, Int32(milliseconds))
             for one in endpoints { try socket.connect(one) }
             self.socket = socket
         } catch {
