@@ -15,10 +15,10 @@ public struct ByteOutput: ~Copyable {
     /// An empty output with room for `capacity` bytes (64 at least) before it grows.
     @inlinable public init(capacity: Int) {
         self.capacity = max(capacity, 64)
-        base = .allocate(capacity: self.capacity)
+        base = Memory.allocate(self.capacity)
     }
 
-    @inlinable deinit { base.deallocate() }
+    @inlinable deinit { Memory.free(base) }
 
     /// The bytes written, copied into an array.
     @inlinable public var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: written)) }
@@ -40,10 +40,7 @@ public struct ByteOutput: ~Copyable {
 
     @inlinable mutating func grow(to needed: Int) {
         let newCapacity = max(capacity * 2, needed)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        grown.initialize(from: base, count: written)
-        base.deallocate()
-        base = grown
+        base = Memory.reallocate(base, to: newCapacity, keeping: written)
         capacity = newCapacity
     }
 
