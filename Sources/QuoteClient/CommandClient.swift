@@ -4,8 +4,13 @@ public import ZeroMQ
 
 /// A synchronous client of quoted's command socket: one DEALER, one request at a time, a
 /// deadline on every reply. Owned by one thread, like its socket.
+///
+/// No call blocks past its deadline, whatever the peer does: requests are queued without
+/// waiting, and a socket whose connections libzmq dropped for good (it does not reconnect
+/// after a failed handshake: no keys, or keys quoted does not list yet, or quoted full) is
+/// replaced by a fresh one, so a long-lived client recovers once quoted accepts it.
 public struct CommandClient: ~Copyable {
-    private let socket: Socket
+    private let connection: Connection
     private let codec = WireCodec()
     /// The endpoint it talks to, for messages.
     public let endpoint: String
@@ -19,30 +24,17 @@ public struct CommandClient: ~Copyable {
         context: Context, endpoint: String, timeout: Duration, curve: CurveCredentials? = nil
     ) throws(QuotedError) {
         do {
-            let socket = try Socket(context, type: .dealer)
-            try socket.set(.linger, 0)
-            try curve?.configure(socket)
-            let endpoints = Self.endpoints(endpoint)
-            // Several daemons: requests go only to those connected, so a daemon that is down
-            // holds none of them. (With one endpoint a request is queued for the connection
-            // to come.)
-            if endpoints.count > 1 { try socket.set(.immediate, true) }
-            // A send that finds nowhere to queue its request (every daemon down, or the one
-            // daemon's connection dropped for good, as libzmq drops one whose handshake failed:
-            // no keys against a quoted with security) fails by the reply's deadline instead of
-            // blocking the caller for good.
-            let (seconds, attoseconds) = timeout.components
-            let milliseconds = max(1, min(seconds, 86_400) * 1_000 + attoseconds / 1_000_000_000_000_000)
-            try socket.set(.sendTimeout, Int32(milliseconds))
-            for one in endpoints { try socket.connect(one) }
-            self.socket = socket
+            connection = try Connection(context: context, endpoints: Self.endpoints(endpoint), curve: curve)
         } catch {
             throw QuotedError(.usage, "cannot use endpoint \(endpoint): \(error.message)")
         }
         self.endpoint = endpoint
-        self.timeout = timeout
+        self.timeout = min(max(timeout, .milliseconds(1)), Self.longestTimeout)
         usesCurve = curve != nil
     }
+
+    /// The longest wait for a reply: a day (longer timeouts are cut to it).
+    public static let longestTimeout = Duration.seconds(86_400)
 
     /// The endpoints in `list`, comma-separated: one per daemon sharing a database. ZeroMQ
     /// spreads requests over them and subscribes to each.
@@ -61,8 +53,11 @@ public struct CommandClient: ~Copyable {
     /// Sends `request` and waits for its reply, or fails with ``QuotedError/Code/timedOut``.
     /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
     /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
-    /// the repeats): a reply to any of the attempts is the answer.
-    public func call(_ request: Request, retries: Int = 0) throws(QuotedError) -> WireReply {
+    /// the repeats): a reply to any of the attempts is the answer. No attempt goes on past
+    /// `deadline`, when one is given.
+    public func call(
+        _ request: Request, retries: Int = 0, deadline: ContinuousClock.Instant? = nil
+    ) throws(QuotedError) -> WireReply {
         let id = RequestID.string(UUID().uuidString)
         let body: [UInt8]
         do {
@@ -70,41 +65,52 @@ public struct CommandClient: ~Copyable {
         } catch {
             throw QuotedError(.internal, "cannot encode the request: \(error)")
         }
-        // Whether an attempt was queued: a send that finds no connection to queue it for (every
-        // daemon down, with several endpoints) times out, which counts as an attempt unanswered.
-        func send() throws(ZeroMQError) -> Bool {
-            do {
-                try socket.send(multipart: [[], body])
-                return true
-            } catch  where error.code == .timeout {
-                return false
-            }
-        }
+        let clock = ContinuousClock()
+        let attempts = max(0, retries) + 1
         do {
-            var queued = try send()
+            for _ in 0..<attempts {
+                var ends = clock.now + timeout
+                if let deadline { ends = min(ends, deadline) }
+                if let reply = try attempt(body, id: id, until: ends) { return reply }
+                // Unanswered: the connection may be gone for good (dropped after the request
+                // was queued); the next attempt, or request, goes out on a fresh one.
+                try connection.reopen()
+                if let deadline, clock.now >= deadline { break }
+            }
+        } catch let error as QuotedError {
+            throw error
+        } catch {
+            throw QuotedError(.timedOut, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
+        }
+        throw QuotedError(
+            .timedOut,
+            "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : ""); \(hint)"
+        )
+    }
+
+    /// Sends `body` once and waits until `deadline` for the reply to `id`; `nil` when none came.
+    private func attempt(_ body: [UInt8], id: RequestID, until deadline: ContinuousClock.Instant) throws -> WireReply? {
+        let clock = ContinuousClock()
+        // Queued without waiting, or not at all: a socket with no connection to queue it for
+        // (with one endpoint, only one whose connection libzmq dropped for good) is replaced,
+        // and with several endpoints the request waits, below, for one to connect.
+        var queued = try connection.socket.send(multipart: [[], body], dontWait: true)
+        if !queued {
+            try connection.reopen()
+            queued = try connection.socket.send(multipart: [[], body], dontWait: true)
+        }
+        while true {
             var poller = Poller()
-            poller.register(socket)
-            let clock = ContinuousClock()
-            var deadline = clock.now + timeout
-            var attemptsLeft = max(0, retries)
-            while true {
-                let remaining = deadline - clock.now
-                guard queued, remaining > .zero, try poller.poll(timeout: remaining) > 0 else {
-                    if attemptsLeft > 0 {
-                        attemptsLeft -= 1
-                        queued = try send()
-                        deadline = clock.now + timeout
-                        continue
-                    }
-                    let attempts = max(0, retries) + 1
-                    throw QuotedError(
-                        .timedOut,
-                        "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : ""); \(hint)"
-                    )
-                }
-                guard let message = try socket.receiveMultipart(dontWait: true), let frame = message.frames.last else {
-                    continue
-                }
+            poller.register(connection.socket, for: queued ? .readable : [.readable, .writable])
+            let remaining = deadline - clock.now
+            guard remaining > .zero else { return nil }
+            // Zero: the deadline passed, or a signal cut the wait short; the loop tells which.
+            guard try poller.poll(timeout: max(remaining, .milliseconds(1))) > 0 else { continue }
+            if !queued {
+                queued = try connection.socket.send(multipart: [[], body], dontWait: true)
+            }
+            while let message = try connection.socket.receiveMultipart(dontWait: true) {
+                guard let frame = message.frames.last else { continue }
                 let reply: WireReply
                 do {
                     reply = try codec.decode(WireReply.self, from: frame)
@@ -115,17 +121,15 @@ public struct CommandClient: ~Copyable {
                 // attempt of this one is).
                 if reply.id == nil || reply.id == id { return reply }
             }
-        } catch let error as QuotedError {
-            throw error
-        } catch {
-            throw QuotedError(.timedOut, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
         }
     }
 
     /// Like ``call(_:retries:)``, but a refusal (`ok: false`) is thrown as
     /// ``QuotedError/Code/refused``.
-    public func checked(_ request: Request, retries: Int = 0) throws(QuotedError) -> WireReply {
-        let reply = try call(request, retries: retries)
+    public func checked(
+        _ request: Request, retries: Int = 0, deadline: ContinuousClock.Instant? = nil
+    ) throws(QuotedError) -> WireReply {
+        let reply = try call(request, retries: retries, deadline: deadline)
         guard reply.ok else {
             throw QuotedError(refusal: reply.error ?? WireError(code: .init(rawValue: "unknown"), message: "refused"))
         }
@@ -136,5 +140,40 @@ public struct CommandClient: ~Copyable {
     /// as is a reply without what that operation answers with.
     public func answer(_ request: Request, retries: Int = 0) throws(QuotedError) -> Reply {
         try checked(request, retries: retries).answer(to: request)
+    }
+}
+
+/// The DEALER a ``CommandClient`` talks through, replaced by a fresh one when libzmq has
+/// dropped its connections for good. Owned by the client's thread.
+private final class Connection {
+    private(set) var socket: Socket
+    private let context: Context
+    private let endpoints: [String]
+    private let curve: CurveCredentials?
+
+    init(context: Context, endpoints: [String], curve: CurveCredentials?) throws(ZeroMQError) {
+        self.context = context
+        self.endpoints = endpoints
+        self.curve = curve
+        socket = try Self.open(context, endpoints, curve)
+    }
+
+    /// Closes the socket (what it still held unsent is dropped) and connects a new one.
+    func reopen() throws(ZeroMQError) {
+        socket = try Self.open(context, endpoints, curve)
+    }
+
+    private static func open(
+        _ context: Context, _ endpoints: [String], _ curve: CurveCredentials?
+    ) throws(ZeroMQError) -> Socket {
+        let socket = try Socket(context, type: .dealer)
+        try socket.set(.linger, 0)
+        try curve?.configure(socket)
+        // Several daemons: requests go only to those connected, so a daemon that is down
+        // holds none of them. (With one endpoint a request is queued for the connection to
+        // come.)
+        if endpoints.count > 1 { try socket.set(.immediate, true) }
+        for one in endpoints { try socket.connect(one) }
+        return socket
     }
 }

@@ -123,6 +123,8 @@ public struct EventFollower: ~Copyable {
             }
             if ready > 0, poller.isReadable(events) {
                 while let message = try? subscriber.receiveMultipart(dontWait: true) {
+                    // A flood of messages must not keep the follower from stopping.
+                    if isStopped() { return }
                     lastHeard = clock.now
                     guard message.frames.count == 2,
                         let event = try? codec.decode(WireEvent.self, from: message.frames[1])
@@ -198,6 +200,9 @@ public struct EventFollower: ~Copyable {
                 guard deliver(event) else { return false }
             }
             if final.seq >= last { break }
+            // A page that brought nothing after `next` (a daemon answering out of range) is not
+            // asked for again at once: the next gap or idle check tries again.
+            if sequencer.next == next { return true }
         }
         return true
     }

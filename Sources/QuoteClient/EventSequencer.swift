@@ -9,7 +9,13 @@ public struct EventSequencer: Sendable {
 
     /// Starts after `since` (print `since + 1` next), or from the first live event.
     public init(since: Int64?) {
-        next = since.map { $0 + 1 }
+        next = since.map(Self.after)
+    }
+
+    /// The seq after `seq`; the largest stays itself (no seq follows it) rather than trap.
+    private static func after(_ seq: Int64) -> Int64 {
+        let (following, overflow) = seq.addingReportingOverflow(1)
+        return overflow ? seq : following
     }
 
     /// What to do with one live event.
@@ -32,7 +38,7 @@ public struct EventSequencer: Sendable {
 
     /// Records that `seq` was printed.
     public mutating func printed(_ seq: Int64) {
-        next = seq + 1
+        next = Self.after(seq)
     }
 
     /// Whether the daemon's `lastSeq` shows events this watcher has not seen (a trailing gap).

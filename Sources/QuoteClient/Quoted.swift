@@ -20,8 +20,9 @@ public import QuoteWire
 /// Reads and submissions (sent with their idempotency key) are retried when no reply comes;
 /// `resolve`, `book`, `complete` and `cancel` are not, since a lost reply leaves it unknown
 /// whether they were applied: their ``QuotedError/Code/timedOut`` says to read the quote.
-/// Requests from one `Quoted` go one at a time, on a thread of its own that owns the socket;
-/// use several for parallel requests. With several endpoints (daemons sharing one database)
+/// Requests from one `Quoted` go one at a time, on a thread of its own that owns the socket,
+/// each waiting no longer than its own timeout and retries allow, whatever is queued before
+/// it; use several for parallel requests. With several endpoints (daemons sharing one database)
 /// requests go to those connected, in turn.
 public final class Quoted: Sendable {
     /// Where quoted is and how to talk to it.
@@ -147,9 +148,19 @@ public final class Quoted: Sendable {
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
     /// only with `retry` (safe for reads, and for a submit with an idempotency key).
     public func send(_ request: Request, retry: Bool) async throws(QuotedError) -> WireReply {
-        let retries = retry ? max(0, configuration.retries) : 0
+        let retries = retry ? min(max(0, configuration.retries), 100) : 0
+        // Requests from one `Quoted` go one at a time: a caller waits no longer than its own
+        // attempts would take, however long those queued before it take.
+        let timeout = min(max(configuration.timeout, .milliseconds(1)), CommandClient.longestTimeout)
+        let deadline = ContinuousClock.now + timeout * (retries + 1)
         do {
-            return try await thread.run { (client) throws(QuotedError) in try client.checked(request, retries: retries)
+            return try await thread.run { (client) throws(QuotedError) in
+                guard ContinuousClock.now < deadline else {
+                    throw QuotedError(
+                        .timedOut,
+                        "no reply from quoted in time: the requests sent before this one on the same client took it")
+                }
+                return try client.checked(request, retries: retries, deadline: deadline)
             }
         } catch
             where error.code == .timedOut && !retry

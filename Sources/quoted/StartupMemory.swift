@@ -5,7 +5,7 @@
 /// What start-up allocated and freed, given back to the system: opening the store reads the
 /// whole catalog (its file, its JSON, the roster's rows) into memory that is free once the
 /// daemon serves, but that glibc's allocator keeps in its arenas, where it counts as the
-/// daemon's resident memory for as long as it runs (about 30 MB with 100,000 mechanics).
+/// daemon's resident memory for as long as it runs (35 to 50 MB with 100,000 mechanics).
 enum StartupMemory {
     /// Returns the free memory of every arena to the system (`malloc_trim`); a few
     /// milliseconds, once, before the daemon serves. Elsewhere than glibc, nothing.

@@ -51,4 +51,65 @@ struct CommandClientTests {
         #expect(done.wait(timeout: .now() + .seconds(30)) == .success, "a request blocked for good")
         #expect(outcomes.withLock { $0 } == [.timedOut, .timedOut])
     }
+
+    @Test(
+        "a client whose connection libzmq dropped for good talks again once the server accepts it: the next request goes out on a fresh connection"
+    )
+    func recoversAfterDroppedConnection() throws {
+        var refusing: MismatchedServer? = try MismatchedServer()
+        let endpoint = try #require(refusing?.endpoint)
+        let context = try Context()
+        let outcomes = Mutex<[String]>([])
+        let dropped = DispatchSemaphore(value: 0)
+        let refused = DispatchSemaphore(value: 0)
+        let serving = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            func record(_ outcome: String) { outcomes.withLock { $0.append(outcome) } }
+            do {
+                let client = try CommandClient(context: context, endpoint: endpoint, timeout: .milliseconds(300))
+                guard dropped.wait(timeout: .now() + .seconds(10)) == .success else { return record("no hang-up") }
+                do throws(QuotedError) {
+                    _ = try client.call(.ping)
+                    record("answered")
+                } catch {
+                    record("\(error.code)")
+                }
+                refused.signal()
+                guard serving.wait(timeout: .now() + .seconds(10)) == .success else { return record("no server") }
+                do throws(QuotedError) {
+                    let reply = try client.call(.ping, retries: 20)
+                    record(reply.ok ? "answered" : "refused")
+                } catch {
+                    record("\(error.code)")
+                }
+            } catch {
+                record("\(error)")
+            }
+        }
+        // The client finds the greeting does not match and hangs up, for good.
+        #expect(refusing?.waitForHangUp(timeout: .seconds(10)) == true)
+        dropped.signal()
+        #expect(refused.wait(timeout: .now() + .seconds(30)) == .success, "the first request never ended")
+
+        // The refusing server goes; a real one takes its port and answers one ping.
+        refusing = nil
+        let router = try Socket(context, type: .router)
+        try router.set(.linger, 0)
+        try router.bind(endpoint)
+        serving.signal()
+        var poller = Poller()
+        poller.register(router)
+        let served = try poller.poll(timeout: .seconds(20)) > 0
+        #expect(served, "the client never sent again")
+        if served, let request = try router.receiveMultipart(dontWait: true), let body = request.frames.last {
+            let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+            let id = try #require(object?["id"] as? String)
+            let reply = Array(#"{"v":1,"id":"\#(id)","ok":true,"pong":true}"#.utf8)
+            try router.send(multipart: [request.frames[0], [], reply])
+        }
+        #expect(done.wait(timeout: .now() + .seconds(30)) == .success, "the second request never ended")
+        #expect(outcomes.withLock { $0 } == ["timed out", "answered"])
+    }
 }

@@ -38,4 +38,13 @@ struct EventSequencerTests {
         #expect(!sequencer.isBehind(lastSeq: 7))
         #expect(sequencer.isBehind(lastSeq: 8))
     }
+
+    @Test("The largest seq, from --since or from a daemon, is taken without overflow")
+    func largestSeq() {
+        var sequencer = EventSequencer(since: .max)
+        #expect(sequencer.next == .max)
+        sequencer.printed(.max)
+        #expect(sequencer.next == .max)
+        #expect(sequencer.classify(.max - 1) == .duplicate)
+    }
 }
