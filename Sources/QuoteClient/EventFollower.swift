@@ -35,6 +35,9 @@ public struct EventFollower: ~Copyable {
         case connected(endpoint: String)
         /// The connection dropped; libzmq reconnects by itself.
         case disconnected(endpoint: String)
+        /// quoted refused the handshake (it does not list this client's key, or it is full).
+        /// libzmq gives up on such a connection; the follower connects again after `retry`.
+        case refused(endpoint: String, retry: Duration)
         /// Events in `from...to` were missed live and are being replayed.
         case replaying(from: Int64, to: Int64)
         /// Events in `from...to` are gone from quoted's log (retention) and cannot be shown.
@@ -43,6 +46,11 @@ public struct EventFollower: ~Copyable {
 
     private let subscriber: Socket
     private let monitor: Socket
+    /// The event endpoints, as given, for connecting again.
+    private let endpoints: [String]
+    /// Endpoints whose handshake was refused: when to connect again, and the wait before
+    /// that, doubled at each refusal in a row.
+    private var refusals: [String: (due: ContinuousClock.Instant?, wait: Duration)] = [:]
     private let client: CommandClient
     private let codec = WireCodec()
     private let options: Options
@@ -62,12 +70,15 @@ public struct EventFollower: ~Copyable {
             try subscriber.set(.receiveHighWaterMark, options.receiveHighWaterMark)
             if let size = options.receiveBuffer { try subscriber.set(.receiveBuffer, size) }
             try subscriber.set(.subscribe, [])
-            let monitor = try subscriber.openMonitor(events: [.connected, .disconnected])
+            let monitor = try subscriber.openMonitor(
+                events: [.connected, .disconnected, .handshakeSucceeded, .handshakeFailedProtocol, .handshakeFailedAuth])
             // Every daemon's stream: each publishes its own commits, and the gaps between them
             // are filled from the log like any other.
-            for endpoint in CommandClient.endpoints(events) { try subscriber.connect(endpoint) }
+            let endpoints = CommandClient.endpoints(events)
+            for endpoint in endpoints { try subscriber.connect(endpoint) }
             self.subscriber = subscriber
             self.monitor = monitor
+            self.endpoints = endpoints
         } catch {
             throw QuotedError(.usage, "cannot subscribe to \(events): \(error.message)")
         }
@@ -103,7 +114,7 @@ public struct EventFollower: ~Copyable {
         while !isStopped() {
             let ready: Int
             do {
-                ready = try poller.poll(timeout: options.idleCheck)
+                ready = try poller.poll(timeout: min(options.idleCheck, untilReconnect(now: clock.now)))
             } catch {
                 throw QuotedError(.internal, "cannot poll the event socket: \(error.message)")
             }
@@ -118,9 +129,14 @@ public struct EventFollower: ~Copyable {
                         everConnected = true
                     } else if event.event == .disconnected {
                         notice(.disconnected(endpoint: event.endpoint))
+                    } else if event.event == .handshakeSucceeded {
+                        for endpoint in refused(event.endpoint) { refusals[endpoint] = nil }
+                    } else {
+                        notice(.refused(endpoint: event.endpoint, retry: refusedAgain(event.endpoint, now: clock.now)))
                     }
                 }
             }
+            reconnectRefused(now: clock.now)
             if ready > 0, poller.isReadable(events) {
                 while let message = try? subscriber.receiveMultipart(dontWait: true) {
                     // A flood of messages must not keep the follower from stopping.
@@ -149,6 +165,40 @@ public struct EventFollower: ~Copyable {
                 // Silence may hide a lost tail: ask where the log ends.
                 guard try catchUp(deliver: deliver, notice: notice) else { return }
             }
+        }
+    }
+
+    /// The endpoints given that `reported` (an endpoint as libzmq names it, its address
+    /// resolved) stands for: itself, or every one when it is none of them.
+    private func refused(_ reported: String) -> [String] {
+        endpoints.contains(reported) ? [reported] : endpoints
+    }
+
+    /// Records a refusal of `reported`; returns how long until it is tried again: 1 s, then
+    /// twice as long at each refusal in a row, 30 s at most.
+    private mutating func refusedAgain(_ reported: String, now: ContinuousClock.Instant) -> Duration {
+        var longest = Duration.zero
+        for endpoint in refused(reported) {
+            let wait = refusals[endpoint].map { min($0.wait * 2, .seconds(30)) } ?? .seconds(1)
+            refusals[endpoint] = (now + wait, wait)
+            longest = max(longest, wait)
+        }
+        return longest
+    }
+
+    /// How long until the next refused endpoint is due to be connected again.
+    private func untilReconnect(now: ContinuousClock.Instant) -> Duration {
+        let due = refusals.values.compactMap(\.due).min()
+        return due.map { max($0 - now, .milliseconds(1)) } ?? .seconds(86_400)
+    }
+
+    /// Connects again to the refused endpoints that are due: libzmq does not after a refusal.
+    private mutating func reconnectRefused(now: ContinuousClock.Instant) {
+        for (endpoint, refusal) in refusals {
+            guard let due = refusal.due, due <= now else { continue }
+            refusals[endpoint] = (nil, refusal.wait)
+            try? subscriber.disconnect(endpoint)
+            try? subscriber.connect(endpoint)
         }
     }
 

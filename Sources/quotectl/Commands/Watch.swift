@@ -93,6 +93,10 @@ struct Watch: ParsableCommand {
                         connectedOnce = true
                     case .disconnected(let endpoint):
                         output.errorLine("quotectl: lost \(endpoint); reconnecting...")
+                    case .refused(let endpoint, let retry):
+                        output.errorLine(
+                            "quotectl: \(endpoint) refused this client (is its key in quoted's clients directory?); trying again in \(retry.components.seconds) s"
+                        )
                     case .replaying(let from, let to):
                         output.errorLine("quotectl: missed events #\(from)-#\(to) live; replaying them")
                     case .pruned(let from, let to):
