@@ -71,7 +71,9 @@ public struct EventFollower: ~Copyable {
             if let size = options.receiveBuffer { try subscriber.set(.receiveBuffer, size) }
             try subscriber.set(.subscribe, [])
             let monitor = try subscriber.openMonitor(
-                events: [.connected, .disconnected, .handshakeSucceeded, .handshakeFailedProtocol, .handshakeFailedAuth])
+                events: [
+                    .connected, .disconnected, .handshakeSucceeded, .handshakeFailedProtocol, .handshakeFailedAuth,
+                ])
             // Every daemon's stream: each publishes its own commits, and the gaps between them
             // are filled from the log like any other.
             let endpoints = CommandClient.endpoints(events)

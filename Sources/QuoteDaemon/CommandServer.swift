@@ -355,6 +355,9 @@ public final class CommandServer: ServiceLifecycle.Service {
                 skipsLogged = now
             }
         }
+        // systemd hears of the stop at once: the drain below waits for the store, and from
+        // here on its stop timeout, not the watchdog, bounds how long that may take.
+        notifier.notify("STOPPING=1\nSTATUS=stopping: answering what was received")
         // Answer everything received: the batch being committed, then any received after it.
         while !worker.isDrained {
             try storeOnly.poll(timeout: .seconds(1))
@@ -364,7 +367,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     window: &window, tail: tail)
             }
         }
-        notifier.notify("STOPPING=1\nSTATUS=stopping")
+        notifier.notify("STATUS=stopping")
         logger.notice("quoted stopping: in-flight batch answered, closing sockets")
         // The monitors stop before their readers close (see `Socket.openMonitor`).
         router.stopMonitor()

@@ -85,7 +85,11 @@ struct EventFollowerTests {
         #expect(delivered.withLock { $0 } == [1])
         #expect(
             notices.withLock { $0 }.contains { notice in
-                if case .refused(let endpoint, let retry) = notice { endpoint == events && retry == .seconds(1) } else { false }
+                if case .refused(let endpoint, let retry) = notice {
+                    endpoint == events && retry == .seconds(1)
+                } else {
+                    false
+                }
             }, "\(notices.withLock { $0 })")
     }
 }
