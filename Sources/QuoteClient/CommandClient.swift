@@ -124,7 +124,7 @@ public struct CommandClient: ~Copyable {
         }
     }
 
-    /// Like ``call(_:retries:)``, but a refusal (`ok: false`) is thrown as
+    /// Like ``call(_:retries:deadline:)``, but a refusal (`ok: false`) is thrown as
     /// ``QuotedError/Code/refused``.
     public func checked(
         _ request: Request, retries: Int = 0, deadline: ContinuousClock.Instant? = nil

@@ -21,6 +21,23 @@ struct CommandClientTests {
     }
 
     @Test(
+        "a call given a deadline ends by it, whatever its timeout and retries: what the async client's callers queued behind others are held to"
+    )
+    func deadlineCutsTheAttempts() throws {
+        let context = try Context()
+        // Nothing listens there: every attempt goes unanswered for as long as it may.
+        let client = try CommandClient(context: context, endpoint: "tcp://127.0.0.1:1", timeout: .seconds(5))
+        let clock = ContinuousClock()
+        let started = clock.now
+        let error = try #require(throws: QuotedError.self) {
+            try client.call(.ping, retries: 3, deadline: started + .milliseconds(200))
+        }
+        #expect(error.code == .timedOut)
+        // Without the deadline: four attempts of 5 s.
+        #expect(clock.now - started < .seconds(5), "took \(clock.now - started)")
+    }
+
+    @Test(
         "a request on a connection libzmq dropped for good (its handshake failed) fails by its deadline instead of blocking"
     )
     func droppedConnection() throws {

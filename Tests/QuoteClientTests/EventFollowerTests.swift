@@ -53,7 +53,7 @@ struct EventFollowerTests {
         Thread.detachNewThread {
             defer { finished.signal() }
             do {
-                let client = try CommandClient(context: context, endpoint: commandEndpoint, timeout: .seconds(2))
+                let client = try CommandClient(context: context, endpoint: commandEndpoint, timeout: .seconds(10))
                 var follower = try EventFollower(context: context, client: client, events: events, since: nil)
                 try follower.run(
                     deliver: { event in
