@@ -53,8 +53,8 @@ public struct CommandClient: ~Copyable {
     /// Sends `request` and waits for its reply, or fails with ``QuotedError/Code/timedOut``.
     /// After a timeout it is sent again, under the same id, up to `retries` more times (safe
     /// for reads, and for a submit with an idempotency key, which quoted answers once whatever
-    /// the repeats): a reply to any of the attempts is the answer. No attempt goes on past
-    /// `deadline`, when one is given.
+    /// the repeats): a reply to any of the attempts is the answer. No attempt starts, or goes
+    /// on, past `deadline`, when one is given.
     public func call(
         _ request: Request, retries: Int = 0, deadline: ContinuousClock.Instant? = nil
     ) throws(QuotedError) -> WireReply {
@@ -66,26 +66,35 @@ public struct CommandClient: ~Copyable {
             throw QuotedError(.internal, "cannot encode the request: \(error)")
         }
         let clock = ContinuousClock()
-        let attempts = max(0, retries) + 1
+        let attempts = min(max(0, retries), 1_000) + 1
+        var made = 0
         do {
-            for _ in 0..<attempts {
+            while made < attempts {
+                if let deadline, clock.now >= deadline { break }
+                if made > 0 && !connection.isWritable() {
+                    // Nowhere to queue the next attempt: libzmq dropped the connection for
+                    // good after the last one was queued. (Otherwise the socket stays, so a
+                    // late reply to an earlier attempt still arrives.)
+                    try connection.reopen()
+                }
                 var ends = clock.now + timeout
                 if let deadline { ends = min(ends, deadline) }
+                made += 1
                 if let reply = try attempt(body, id: id, until: ends) { return reply }
-                // Unanswered: the connection may be gone for good (dropped after the request
-                // was queued); the next attempt, or request, goes out on a fresh one.
-                try connection.reopen()
-                if let deadline, clock.now >= deadline { break }
             }
+            // Unanswered: what the socket still holds unsent is dropped, and the next request
+            // goes out on a fresh connection, in case this one is gone for good.
+            try connection.reopen()
         } catch let error as QuotedError {
             throw error
         } catch {
             throw QuotedError(.timedOut, "cannot talk to quoted at \(endpoint): \(error); is quoted running?")
         }
-        throw QuotedError(
-            .timedOut,
-            "no reply from quoted at \(endpoint) within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : ""); \(hint)"
-        )
+        let waited =
+            made < attempts
+            ? "in the time it had (\(made) of \(attempts) attempts)"
+            : "within \(timeout.formatted(.units(allowed: [.seconds, .milliseconds])))\(attempts > 1 ? " (\(attempts) attempts)" : "")"
+        throw QuotedError(.timedOut, "no reply from quoted at \(endpoint) \(waited); \(hint)")
     }
 
     /// Sends `body` once and waits until `deadline` for the reply to `id`; `nil` when none came.
@@ -156,6 +165,14 @@ private final class Connection {
         self.endpoints = endpoints
         self.curve = curve
         socket = try Self.open(context, endpoints, curve)
+    }
+
+    /// Whether a request can be queued now: with one endpoint, whether its connection is
+    /// still there (libzmq did not drop it for good); with several, whether one is connected.
+    func isWritable() -> Bool {
+        var poller = Poller()
+        poller.register(socket, for: .writable)
+        return ((try? poller.poll(timeout: .zero)) ?? 0) > 0
     }
 
     /// Closes the socket (what it still held unsent is dropped) and connects a new one.

@@ -122,18 +122,25 @@ public struct EventFollower: ~Copyable {
             }
             if ready > 0, poller.isReadable(monitorIndex) {
                 while let event = try? monitor.receiveMonitorEvent(dontWait: true) {
-                    if event.event == .connected {
+                    // A connection to a refused endpoint counts once its handshake succeeds;
+                    // until then its comings and goings are the refusal's own.
+                    let refusedBefore = (matching(event.endpoint) ?? []).contains { refusals[$0] != nil }
+                    if event.event == .connected, !refusedBefore {
                         notice(.connected(endpoint: event.endpoint))
                         if everConnected {
                             // Back after an outage: whatever was published meanwhile is lost live.
                             guard try catchUp(deliver: deliver, notice: notice) else { return }
                         }
                         everConnected = true
-                    } else if event.event == .disconnected {
+                    } else if event.event == .disconnected, !refusedBefore {
                         notice(.disconnected(endpoint: event.endpoint))
                     } else if event.event == .handshakeSucceeded {
-                        for endpoint in refused(event.endpoint) { refusals[endpoint] = nil }
-                    } else {
+                        let accepted = matching(event.endpoint) ?? refusals.filter { $0.value.due == nil }.map(\.key)
+                        guard accepted.contains(where: { refusals[$0] != nil }) else { continue }
+                        for endpoint in accepted { refusals[endpoint] = nil }
+                        notice(.connected(endpoint: event.endpoint))
+                        guard try catchUp(deliver: deliver, notice: notice) else { return }
+                    } else if event.event.isDisjoint(with: [.connected, .disconnected]) {
                         notice(.refused(endpoint: event.endpoint, retry: refusedAgain(event.endpoint, now: clock.now)))
                     }
                 }
@@ -170,17 +177,21 @@ public struct EventFollower: ~Copyable {
         }
     }
 
-    /// The endpoints given that `reported` (an endpoint as libzmq names it, its address
-    /// resolved) stands for: itself, or every one when it is none of them.
-    private func refused(_ reported: String) -> [String] {
-        endpoints.contains(reported) ? [reported] : endpoints
+    /// The endpoint given that `reported` (an endpoint as libzmq names it, its host resolved)
+    /// stands for: itself, or the only one with its port; `nil` when that is not known.
+    private func matching(_ reported: String) -> [String]? {
+        if endpoints.contains(reported) { return [reported] }
+        let port = reported.split(separator: ":").last
+        let samePort = endpoints.filter { $0.split(separator: ":").last == port }
+        return samePort.count == 1 ? samePort : nil
     }
 
     /// Records a refusal of `reported`; returns how long until it is tried again: 1 s, then
     /// twice as long at each refusal in a row, 30 s at most.
     private mutating func refusedAgain(_ reported: String, now: ContinuousClock.Instant) -> Duration {
         var longest = Duration.zero
-        for endpoint in refused(reported) {
+        // Not known which: every endpoint is connected again (the others' gaps are replayed).
+        for endpoint in matching(reported) ?? endpoints {
             let wait = refusals[endpoint].map { min($0.wait * 2, .seconds(30)) } ?? .seconds(1)
             refusals[endpoint] = (now + wait, wait)
             longest = max(longest, wait)

@@ -6,16 +6,20 @@
 public struct EventSequencer: Sendable {
     /// The next sequence number to print; `nil` until known (no `--since`, no event yet).
     public private(set) var next: Int64?
+    /// The largest seq there is was printed (or `--since` was it): nothing can follow.
+    private var exhausted = false
 
     /// Starts after `since` (print `since + 1` next), or from the first live event.
     public init(since: Int64?) {
-        next = since.map(Self.after)
+        if let since { record(since) }
     }
 
-    /// The seq after `seq`; the largest stays itself (no seq follows it) rather than trap.
-    private static func after(_ seq: Int64) -> Int64 {
+    /// Makes `seq` the last one printed: the next is the one after it, and after the largest
+    /// there is none (rather than an overflow).
+    private mutating func record(_ seq: Int64) {
         let (following, overflow) = seq.addingReportingOverflow(1)
-        return overflow ? seq : following
+        next = overflow ? seq : following
+        exhausted = overflow
     }
 
     /// What to do with one live event.
@@ -31,19 +35,19 @@ public struct EventSequencer: Sendable {
     /// Classifies a live event by its seq.
     public func classify(_ seq: Int64) -> Decision {
         guard let next else { return .print }
-        if seq < next { return .duplicate }
+        if seq < next || exhausted { return .duplicate }
         if seq > next { return .gap(from: next, to: seq - 1) }
         return .print
     }
 
     /// Records that `seq` was printed.
     public mutating func printed(_ seq: Int64) {
-        next = Self.after(seq)
+        record(seq)
     }
 
     /// Whether the daemon's `lastSeq` shows events this watcher has not seen (a trailing gap).
     public func isBehind(lastSeq: Int64) -> Bool {
-        guard let next else { return false }
+        guard let next, !exhausted else { return false }
         return lastSeq >= next
     }
 }

@@ -22,7 +22,8 @@ public import QuoteWire
 /// whether they were applied: their ``QuotedError/Code/timedOut`` says to read the quote.
 /// Requests from one `Quoted` go one at a time, on a thread of its own that owns the socket,
 /// each waiting no longer than its own timeout and retries allow, whatever is queued before
-/// it; use several for parallel requests. With several endpoints (daemons sharing one database)
+/// it (a write sent once waits its timeout to be sent, and its timeout once sent); use
+/// several for parallel requests. With several endpoints (daemons sharing one database)
 /// requests go to those connected, in turn.
 public final class Quoted: Sendable {
     /// Where quoted is and how to talk to it.
@@ -150,24 +151,24 @@ public final class Quoted: Sendable {
     public func send(_ request: Request, retry: Bool) async throws(QuotedError) -> WireReply {
         let retries = retry ? min(max(0, configuration.retries), 100) : 0
         // Requests from one `Quoted` go one at a time: a caller waits no longer than its own
-        // attempts would take, however long those queued before it take.
+        // attempts would take, however long those queued before it take. A write that is sent
+        // once is not sent at all past that time, and once sent gets its whole timeout.
         let timeout = min(max(configuration.timeout, .milliseconds(1)), CommandClient.longestTimeout)
         let deadline = ContinuousClock.now + timeout * (retries + 1)
-        do {
-            return try await thread.run { (client) throws(QuotedError) in
-                guard ContinuousClock.now < deadline else {
-                    throw QuotedError(
-                        .timedOut,
-                        "no reply from quoted in time: the requests sent before this one on the same client took it")
-                }
-                return try client.checked(request, retries: retries, deadline: deadline)
+        let sentOnce = !retry && request.operation.isWrite
+        return try await thread.run { (client) throws(QuotedError) in
+            guard ContinuousClock.now < deadline else {
+                throw QuotedError(
+                    .timedOut,
+                    "not sent: the requests before it on this client took the \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))) it had"
+                )
             }
-        } catch
-            where error.code == .timedOut && !retry
-            && request.operation.isWrite
-        {
-            throw QuotedError(
-                .timedOut, "\(error.message); it may or may not have been applied: read the quote to know")
+            do throws(QuotedError) {
+                return try client.checked(request, retries: retries, deadline: sentOnce ? nil : deadline)
+            } catch  where error.code == .timedOut && sentOnce {
+                throw QuotedError(
+                    .timedOut, "\(error.message); it may or may not have been applied: read the quote to know")
+            }
         }
     }
 

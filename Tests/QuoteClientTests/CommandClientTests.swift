@@ -38,6 +38,43 @@ struct CommandClientTests {
     }
 
     @Test(
+        "a reply that comes after its attempt timed out still answers the call, during the next attempt: a retry keeps a connection that is still there"
+    )
+    func lateReplyAnswersTheRetry() throws {
+        let context = try Context()
+        let router = try Socket(context, type: .router)
+        try router.set(.linger, 0)
+        try router.bind("tcp://127.0.0.1:0")
+        let endpoint = router.lastEndpoint
+        let outcome = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            do {
+                let client = try CommandClient(context: context, endpoint: endpoint, timeout: .milliseconds(500))
+                let reply = try client.call(.ping, retries: 3)
+                outcome.withLock { $0 = reply.ok ? "answered" : "refused" }
+            } catch {
+                outcome.withLock { $0 = "\(error)" }
+            }
+        }
+        // The first attempt is answered only once the second has come: late.
+        var poller = Poller()
+        poller.register(router)
+        var received: [[[UInt8]]] = []
+        while received.count < 2, try poller.poll(timeout: .seconds(20)) > 0 {
+            while let message = try router.receiveMultipart(dontWait: true) { received.append(message.frames) }
+        }
+        try #require(received.count >= 2, "the call was not sent again")
+        let first = received[0]
+        let object = try JSONSerialization.jsonObject(with: Data(first[first.count - 1])) as? [String: Any]
+        let id = try #require(object?["id"] as? String)
+        try router.send(multipart: [first[0], [], Array(#"{"v":1,"id":"\#(id)","ok":true,"pong":true}"#.utf8)])
+        #expect(done.wait(timeout: .now() + .seconds(30)) == .success)
+        #expect(outcome.withLock { $0 } == "answered")
+    }
+
+    @Test(
         "a request on a connection libzmq dropped for good (its handshake failed) fails by its deadline instead of blocking"
     )
     func droppedConnection() throws {

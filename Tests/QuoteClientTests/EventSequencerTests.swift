@@ -41,10 +41,16 @@ struct EventSequencerTests {
 
     @Test("The largest seq, from --since or from a daemon, is taken without overflow")
     func largestSeq() {
-        var sequencer = EventSequencer(since: .max)
-        #expect(sequencer.next == .max)
+        let after = EventSequencer(since: .max)
+        #expect(after.classify(.max) == .duplicate)
+        #expect(!after.isBehind(lastSeq: .max))
+        var sequencer = EventSequencer(since: .max - 2)
+        #expect(sequencer.classify(.max - 1) == .print)
+        sequencer.printed(.max - 1)
+        #expect(sequencer.classify(.max) == .print)
         sequencer.printed(.max)
-        #expect(sequencer.next == .max)
-        #expect(sequencer.classify(.max - 1) == .duplicate)
+        // Printed once: never again, and nothing is missing after it.
+        #expect(sequencer.classify(.max) == .duplicate)
+        #expect(!sequencer.isBehind(lastSeq: .max))
     }
 }
