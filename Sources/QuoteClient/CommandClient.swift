@@ -100,11 +100,11 @@ public struct CommandClient: ~Copyable {
     /// Sends `body` once and waits until `deadline` for the reply to `id`; `nil` when none came.
     private func attempt(_ body: [UInt8], id: RequestID, until deadline: ContinuousClock.Instant) throws -> WireReply? {
         let clock = ContinuousClock()
-        // Queued without waiting, or not at all: a socket with no connection to queue it for
-        // (with one endpoint, only one whose connection libzmq dropped for good) is replaced,
-        // and with several endpoints the request waits, below, for one to connect.
+        // Queued without waiting, or not at all. With one endpoint the request is queued even
+        // before the connection is made, so a socket that cannot queue it lost its connection
+        // for good: it is replaced. With several, it waits, below, for one to connect.
         var queued = try connection.socket.send(multipart: [[], body], dontWait: true)
-        if !queued {
+        if !queued && connection.endpoints.count == 1 {
             try connection.reopen()
             queued = try connection.socket.send(multipart: [[], body], dontWait: true)
         }
@@ -157,7 +157,7 @@ public struct CommandClient: ~Copyable {
 private final class Connection {
     private(set) var socket: Socket
     private let context: Context
-    private let endpoints: [String]
+    let endpoints: [String]
     private let curve: CurveCredentials?
 
     init(context: Context, endpoints: [String], curve: CurveCredentials?) throws(ZeroMQError) {
