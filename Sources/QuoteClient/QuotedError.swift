@@ -8,7 +8,7 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
-            case refused, invalidSubmission, timedOut, unavailable, usage, `internal`
+            case refused, invalidSubmission, timedOut, unavailable, usage, cancelled, `internal`
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +24,8 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
         public static let unavailable = Code(.unavailable)
         /// An endpoint or a key that cannot be used.
         public static let usage = Code(.usage)
+        /// The caller's task was cancelled while its request waited its turn; it was not sent.
+        public static let cancelled = Code(.cancelled)
         /// Something that should not happen, such as a reply that cannot be read.
         public static let `internal` = Code(.internal)
 
@@ -35,18 +37,20 @@ public struct QuotedError: Error, Sendable, CustomStringConvertible {
             case .timedOut: "timed out"
             case .unavailable: "unavailable"
             case .usage: "usage"
+            case .cancelled: "cancelled"
             case .internal: "internal"
             }
         }
 
         /// The exit status a command-line tool reports (sysexits): 1 refused, 64 usage or an
-        /// invalid submission, 69 no answer or unavailable, 70 internal.
+        /// invalid submission, 69 no answer or unavailable, 70 internal (and cancelled, which a
+        /// command-line tool does not do).
         public var exitStatus: Int32 {
             switch base {
             case .refused: 1
             case .invalidSubmission, .usage: 64
             case .timedOut, .unavailable: 69
-            case .internal: 70
+            case .internal, .cancelled: 70
             }
         }
     }

@@ -22,6 +22,8 @@ final class MismatchedServer: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var reuse: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         let listening = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
                 bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0 && listen(fd, 1) == 0
@@ -37,7 +39,6 @@ final class MismatchedServer: Sendable {
         Thread.detachNewThread { [hungUp] in
             let peer = accept(fd, nil, nil)
             guard peer >= 0 else { return }
-            defer { close(peer) }
             // Signature, version 3.0, mechanism "CURVE", as-server, filler: 64 bytes.
             var greeting: [UInt8] = [0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0]
             greeting += Array("CURVE".utf8) + [UInt8](repeating: 0, count: 15)
@@ -45,11 +46,14 @@ final class MismatchedServer: Sendable {
             _ = greeting.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             var buffer = [UInt8](repeating: 0, count: 256)
             while buffer.withUnsafeMutableBytes({ recv(peer, $0.baseAddress, $0.count, 0) }) > 0 {}
+            // Closed before it is told: a server that takes the port next must find it free.
+            close(peer)
             hungUp.signal()
         }
     }
 
-    /// Waits until the client has closed the connection; `false` after `timeout`.
+    /// Waits until the client has closed the connection, and this side too; `false` after
+    /// `timeout`.
     func waitForHangUp(timeout: Duration) -> Bool {
         let (seconds, attoseconds) = timeout.components
         return hungUp.wait(timeout: .now() + .milliseconds(Int(seconds * 1_000 + attoseconds / 1_000_000_000_000_000)))
