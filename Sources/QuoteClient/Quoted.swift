@@ -147,20 +147,23 @@ public final class Quoted: Sendable {
     }
 
     /// Sends any request and returns its reply: a refusal is thrown. Retried after a timeout
-    /// only with `retry` (safe for reads, and for a submit with an idempotency key).
+    /// only with `retry` (safe for reads, and for a submit with an idempotency key). A caller
+    /// cancelled while its request waits its turn gets ``QuotedError/Code/cancelled``, and the
+    /// request is not sent.
     public func send(_ request: Request, retry: Bool) async throws(QuotedError) -> WireReply {
         let retries = retry ? min(max(0, configuration.retries), 100) : 0
         // Requests from one `Quoted` go one at a time: a caller waits no longer than its own
         // attempts would take, however long those queued before it take. A write that is sent
         // once is not sent at all past that time, and once sent gets its whole timeout.
         let timeout = min(max(configuration.timeout, .milliseconds(1)), CommandClient.longestTimeout)
-        let deadline = ContinuousClock.now + timeout * (retries + 1)
+        let allowed = timeout * (retries + 1)
+        let deadline = ContinuousClock.now + allowed
         let sentOnce = !retry && request.operation.isWrite
         return try await thread.run { (client) throws(QuotedError) in
             guard ContinuousClock.now < deadline else {
                 throw QuotedError(
                     .timedOut,
-                    "not sent: the requests before it on this client took the \(timeout.formatted(.units(allowed: [.seconds, .milliseconds]))) it had"
+                    "not sent: the requests before it on this client took the \(allowed.formatted(.units(allowed: [.seconds, .milliseconds]))) it had"
                 )
             }
             do throws(QuotedError) {
