@@ -67,9 +67,8 @@ struct CommandClientTests {
         }
         try #require(received.count >= 2, "the call was not sent again")
         let first = received[0]
-        let object = try JSONSerialization.jsonObject(with: Data(first[first.count - 1])) as? [String: Any]
-        let id = try #require(object?["id"] as? String)
-        try router.send(multipart: [first[0], [], Array(#"{"v":1,"id":"\#(id)","ok":true,"pong":true}"#.utf8)])
+        let pong = try #require(TestRouter.pong(to: first[first.count - 1]))
+        try router.send(multipart: [first[0], [], pong])
         #expect(done.wait(timeout: .now() + .seconds(30)) == .success)
         #expect(outcome.withLock { $0 } == "answered")
     }
@@ -158,10 +157,7 @@ struct CommandClientTests {
         let served = try poller.poll(timeout: .seconds(20)) > 0
         #expect(served, "the client never sent again")
         if served, let request = try router.receiveMultipart(dontWait: true), let body = request.frames.last {
-            let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
-            let id = try #require(object?["id"] as? String)
-            let reply = Array(#"{"v":1,"id":"\#(id)","ok":true,"pong":true}"#.utf8)
-            try router.send(multipart: [request.frames[0], [], reply])
+            try router.send(multipart: [request.frames[0], [], try #require(TestRouter.pong(to: body))])
         }
         #expect(done.wait(timeout: .now() + .seconds(30)) == .success, "the second request never ended")
         #expect(outcomes.withLock { $0 } == ["timed out", "answered"])

@@ -18,32 +18,10 @@ struct EventFollowerTests {
         let stop = Atomic<Bool>(false)
         defer { stop.store(true, ordering: .relaxed) }
 
-        // Commands: a ROUTER, on a thread of its own, that answers every ping with seq 0.
-        let commands = Mutex<String?>(nil)
-        let listening = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            guard let router = try? Socket(context, type: .router), (try? router.set(.linger, 0)) != nil,
-                (try? router.bind("tcp://127.0.0.1:0")) != nil
-            else {
-                listening.signal()
-                return
-            }
-            commands.withLock { $0 = router.lastEndpoint }
-            listening.signal()
-            var poller = Poller()
-            poller.register(router)
-            while !stop.load(ordering: .relaxed) {
-                guard (try? poller.poll(timeout: .milliseconds(100))) ?? 0 > 0 else { continue }
-                while let request = try? router.receiveMultipart(dontWait: true), let body = request.frames.last {
-                    let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-                    guard let id = object?["id"] as? String else { continue }
-                    let reply = Array(#"{"v":1,"id":"\#(id)","ok":true,"pong":true}"#.utf8)
-                    _ = try? router.send(multipart: [request.frames[0], [], reply], dontWait: true)
-                }
-            }
-        }
-        #expect(listening.wait(timeout: .now() + .seconds(10)) == .success)
-        let commandEndpoint = try #require(commands.withLock { $0 })
+        // Commands: a ROUTER that answers every ping with seq 0.
+        let commands = try TestRouter(answer: TestRouter.pong(to:))
+        defer { commands.stop() }
+        let commandEndpoint = commands.endpoint
 
         // The follower, on a thread of its own: it records notices and the first event.
         let notices = Mutex<[EventFollower.Notice]>([])
