@@ -55,20 +55,25 @@ struct RequestParser {
     /// than returned: a copy of a request's two dozen fields retains and releases each of its
     /// strings, and this runs for every request.
     static func parse(_ frame: [UInt8], into request: inout WireRequest) -> (refusal: WireError?, id: RequestID?) {
-        frame.withUnsafeBufferPointer { buffer in
+        // The request is read outside the closure: a method called on it through the
+        // closure's capture would be called on a copy.
+        let parsed = frame.withUnsafeBufferPointer {
+            buffer -> (fieldError: WireError?, allPlain: Bool, unknownNested: String?)? in
             var parser = RequestParser(buffer)
             do {
                 try parser.request(into: &request)
             } catch {
-                return (WireError(code: .invalidJSON, message: "the request is not valid JSON"), nil)
+                return nil
             }
-            if request.presence.unknown == nil { request.presence.unknown = parser.unknownNested }
-            if let error = parser.fieldError ?? request.textError(knownPlain: parser.allPlain) {
-                // An id that would itself be refused is not echoed.
-                return (error, WireRequest.isEchoable(request.id) ? request.id : nil)
-            }
-            return (nil, request.id)
+            return (parser.fieldError, parser.allPlain, parser.unknownNested)
         }
+        guard let parsed else { return (WireError(code: .invalidJSON, message: "the request is not valid JSON"), nil) }
+        if request.presence.unknown == nil { request.presence.unknown = parsed.unknownNested }
+        if let error = parsed.fieldError ?? request.textError(knownPlain: parsed.allPlain) {
+            // An id that would itself be refused is not echoed.
+            return (error, WireRequest.isEchoable(request.id) ? request.id : nil)
+        }
+        return (nil, request.id)
     }
 
     // MARK: The request

@@ -197,6 +197,9 @@ extension WireRequest {
         }
         var problems: [Problem] = []
         if let problem = keyProblem(for: operation) { problems.append(problem) }
+        // What the local functions read, taken out first: capturing `self` would copy the
+        // whole request (every string it holds retained, then released).
+        let (quoteId, skill) = (self.quoteId, self.skill)
         func quote() -> QuoteID {
             guard let quoteId else {
                 problems.append(Problem(field: "quoteId", message: "is required"))

@@ -17,16 +17,19 @@ public struct SubmissionDigest: RawRepresentable, Hashable, Sendable, Codable {
     /// The fingerprint of `submission` with its booking flags.
     public init(_ submission: borrowing Submission, book: Bool, wait: Bool) {
         var hasher = Hasher64()
-        hasher.field(1, submission.customer?.name)
-        hasher.field(2, submission.customer?.email)
-        hasher.field(3, submission.customer?.address)
-        hasher.byte(submission.customer == nil ? 0 : 1)
-        hasher.field(4, submission.car?.make)
-        hasher.field(5, submission.car?.model)
+        // Each part read once: every `submission.customer?.name` would copy the whole customer.
+        let customer = submission.customer
+        hasher.field(1, customer?.name)
+        hasher.field(2, customer?.email)
+        hasher.field(3, customer?.address)
+        hasher.byte(customer == nil ? 0 : 1)
+        let car = submission.car
+        hasher.field(4, car?.make)
+        hasher.field(5, car?.model)
         hasher.byte(6)
-        hasher.integer(submission.car?.year.map { UInt64(bitPattern: Int64($0)) } ?? .max)
-        hasher.field(7, submission.car?.trim)
-        hasher.byte(submission.car == nil ? 0 : 1)
+        hasher.integer(car?.year.map { UInt64(bitPattern: Int64($0)) } ?? .max)
+        hasher.field(7, car?.trim)
+        hasher.byte(car == nil ? 0 : 1)
         if let services = submission.services {
             hasher.byte(8)
             hasher.integer(UInt64(services.count))
