@@ -130,7 +130,7 @@ public struct RequestDecoder {
         }
         let action: RequestAction
         do {
-            action = try request.action(currency: catalog.currency)
+            action = try request.takeAction(currency: catalog.currency)
         } catch {
             return .refused(address, error)
         }

@@ -177,6 +177,14 @@ extension WireRequest {
 
     /// Validates the request against its operation and says what to do, or why not.
     public func action(currency: Currency = .usd) throws(WireError) -> RequestAction {
+        var request = self
+        return try request.takeAction(currency: currency)
+    }
+
+    /// ``action(currency:)``, with a submission's parts moved out of the request into the
+    /// action rather than copied (each copy retains every string it holds): the decoder's,
+    /// which has no use for the request afterwards.
+    mutating func takeAction(currency: Currency) throws(WireError) -> RequestAction {
         guard v == 1 else {
             throw WireError(
                 code: .unsupportedVersion,
@@ -238,12 +246,13 @@ extension WireRequest {
                 problems.append(Problem(field: "customer", message: "must be an object with name, email and address"))
             }
             let submission = Submission(
-                customer: customer, car: car, services: services, mechanic: mechanic, coupon: coupon)
+                customer: customer.take(), car: car.take(), services: services.take(), mechanic: mechanic.take(),
+                coupon: coupon.take())
             if wait == true && book != true {
                 problems.append(Problem(field: "wait", message: "applies only with \"book\": true"))
             }
             action = .write(
-                .submit(submission, idempotencyKey: idempotencyKey, book: book ?? false, wait: wait ?? false))
+                .submit(submission, idempotencyKey: idempotencyKey.take(), book: book ?? false, wait: wait ?? false))
         case .resolve:
             var amount: Money?
             if let price {
