@@ -105,7 +105,10 @@ struct Startup {
         options: DaemonOptions, gracefulShutdownSignals: [UnixSignal] = [],
         _ body: @escaping @Sendable (Startup, SharedLogLevel, Logger) async throws -> Void
     ) async throws {
-        let (level, logger) = bootstrapLogging()
+        let (level, logger, sink) = bootstrapLogging()
+        // However the process ends (a refusal at start-up included), its last lines are out
+        // first: they are what an operator reads to learn why.
+        defer { sink.flush(timeout: .seconds(2)) }
         let pools = PostgresPools()
         let work = ClosureService {
             let daemon = try await withGracefulShutdownHandler {
@@ -115,6 +118,7 @@ struct Startup {
                 // rolled back: a stop asked for now (say, while another daemon migrates and
                 // holds the lock) ends the process at once, as the signal itself once did.
                 logger.notice("stopped during start-up")
+                sink.flush(timeout: .seconds(2))
                 _exit(0)
             }
             // A stop asked for just as start-up ended: the daemon never starts serving.
@@ -131,11 +135,13 @@ struct Startup {
         try await group.run()
     }
 
-    /// Sends every log line to stderr in journald's format, at a level SIGHUP can change.
-    static func bootstrapLogging() -> (SharedLogLevel, Logger) {
+    /// Sends every log line to stderr in journald's format, at a level SIGHUP can change,
+    /// through a sink that no thread waits for.
+    static func bootstrapLogging() -> (SharedLogLevel, Logger, LogSink) {
         let level = SharedLogLevel(.info)
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
-        return (level, Logger(label: "quoted"))
+        let sink = LogSink(descriptor: 2)
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, sink: sink) }
+        return (level, Logger(label: "quoted"), sink)
     }
 
     /// ``prepare(options:level:pools:logger:)`` with the open-files limit raised first, warning when
