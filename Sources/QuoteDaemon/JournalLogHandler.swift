@@ -21,7 +21,8 @@ public final class SharedLogLevel: Sendable {
 ///
 /// A record is always one line: control characters in it (a newline would start a record of
 /// its own, whose priority and text a peer could choose if its text reached a log) are
-/// written as escapes.
+/// written as escapes. A critical record is flushed before `log` returns (for half a second
+/// at most): it is what an operator reads after the stop that often follows it.
 public struct JournalLogHandler: LogHandler {
     private let label: String
     private let sharedLevel: SharedLogLevel
@@ -51,6 +52,9 @@ public struct JournalLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         sink.write(Self.line(level: event.level, label: label, message: "\(event.message)", metadata: merged))
+        // What comes before a stop the process may not live through: out before going on,
+        // for as long as a reader that keeps up needs.
+        if event.level == .critical { sink.flush(timeout: .milliseconds(500)) }
     }
 
     /// The record's line, its newline included.
@@ -71,13 +75,15 @@ public struct JournalLogHandler: LogHandler {
         return line
     }
 
-    /// Appends `text`, its control characters as `\n`, `\r`, `\t` or `\xHH`.
+    /// Appends `text`, its control characters as `\n`, `\r`, `\t` or `\xHH`, and a backslash
+    /// as `\\`, so that an escape in the text reads apart from an escaped character.
     static func appendEscaped(_ text: String, to line: inout [UInt8]) {
         for byte in text.utf8 {
             switch byte {
             case 0x0A: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case UInt8(ascii: "\\"): line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
             case 0..<0x20, 0x7F:
                 line.append(contentsOf: [
                     UInt8(ascii: "\\"), UInt8(ascii: "x"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)],

@@ -12,10 +12,12 @@ import Threads
 ///
 /// A reader that stops (journald stalled, a terminal paused, a pipe nobody drains) would
 /// otherwise block the first thread to log, the I/O thread included, and with it every
-/// reply and the watchdog. Here lines wait in a queue bounded in bytes; past that bound they
-/// are dropped and counted, and once the descriptor takes lines again a line says how many
-/// were lost. Only the sink's thread blocks, and it blocks `SIGPIPE`, so that a reader gone
-/// for good is an error it ignores rather than the end of the process.
+/// reply and the watchdog. Here lines wait in a queue bounded in bytes (with the lines being
+/// written); past that bound they are dropped and counted, and once the descriptor takes
+/// lines again a line says how many were lost. Only the sink's thread blocks, and it blocks
+/// `SIGPIPE`, so that a reader gone for good is an error it ignores rather than the end of
+/// the process. It writes to a duplicate of the descriptor it is given, which it alone
+/// closes.
 public final class LogSink: Sendable {
     /// The bytes queued by default: some thousands of lines, far more than a burst of the
     /// daemon's rate-limited warnings.
@@ -24,6 +26,8 @@ public final class LogSink: Sendable {
     private struct State {
         /// Lines written and not yet taken by the thread, one after the other.
         var pending: [UInt8] = []
+        /// The bytes the thread took and is writing.
+        var inFlight = 0
         /// Lines dropped since the thread last said so.
         var dropped = 0
         /// Bytes ever queued, and of those, ever written or given up on (a failed write).
@@ -39,27 +43,36 @@ public final class LogSink: Sendable {
     /// The most bytes queued at once: a line that would go past it is dropped.
     public let capacity: Int
 
-    /// A sink writing to `descriptor` (not closed by the sink) with at most `capacity` bytes
-    /// queued, its thread started.
+    /// A sink writing to a duplicate of `descriptor` with at most `capacity` bytes queued and
+    /// being written, its thread started.
     public init(descriptor: Int32 = 2, capacity: Int = LogSink.defaultCapacity) {
-        self.descriptor = descriptor
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
+        self.descriptor = duplicate >= 0 ? duplicate : descriptor
+        let owned = duplicate >= 0
         self.capacity = max(1, capacity)
-        Thread(named: "quoted-log") { [self] in run() }.start()
+        state.withLock { $0.pending.reserveCapacity(self.capacity) }
+        Thread(named: "quoted-log") { [self] in
+            run()
+            if owned { close(self.descriptor) }
+            finished.signal()
+        }.start()
     }
 
     /// Queues `line` (its newline included) for the descriptor, at once; drops it when the
-    /// queue is full, or once the sink is stopped.
+    /// queue is full (or the line longer than it), or once the sink is stopped.
     public func write(_ line: some Collection<UInt8>) {
-        let queued = state.withLock { state in
-            guard !state.stopping, state.pending.count <= capacity - line.count else {
+        let wake = state.withLock { state in
+            let wasIdle = state.pending.isEmpty && state.dropped == 0
+            guard !state.stopping, state.pending.count + state.inFlight <= capacity - line.count else {
                 state.dropped += 1
-                return false
+                return wasIdle
             }
             state.pending.append(contentsOf: line)
             state.queued += line.count
-            return true
+            return wasIdle
         }
-        if queued { available.signal() }
+        // One wake-up for the lines (and drops) that gather while the thread is busy.
+        if wake { available.signal() }
     }
 
     /// Waits until every line queued so far is written (or its write failed), for at most
@@ -77,11 +90,13 @@ public final class LogSink: Sendable {
     }
 
     /// Stops the thread once what is queued is written, waiting at most `timeout` for that;
-    /// lines written afterwards are dropped. For a sink that is not the process's last.
-    public func stop(timeout: Duration) {
+    /// lines written afterwards are dropped. Whether the thread ended (and closed its
+    /// descriptor) in time. For a sink that is not the process's last; called once.
+    @discardableResult
+    public func stop(timeout: Duration) -> Bool {
         state.withLock { $0.stopping = true }
         available.signal()
-        _ = finished.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.nanoseconds)))
+        return finished.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.nanoseconds))) == .success
     }
 
     private func run() {
@@ -92,26 +107,34 @@ public final class LogSink: Sendable {
             pthread_sigmask(SIG_BLOCK, &blocked, nil)
         #endif
         // The lines taken from the queue, swapped with its empty buffer: two buffers in turn,
-        // no allocation per batch of lines.
+        // each kept at the capacity, no allocation per batch of lines.
         var taken: [UInt8] = []
+        taken.reserveCapacity(capacity)
         while true {
             available.wait()
             let (dropped, stopping) = state.withLock { state in
                 swap(&state.pending, &taken)
+                state.inFlight = taken.count
                 defer { state.dropped = 0 }
                 return (state.dropped, state.stopping)
             }
-            if dropped > 0 {
-                writeAll(Array("<4>quoted: \(dropped) log lines were dropped: the log was not read fast enough\n".utf8))
-            }
             if !taken.isEmpty {
                 writeAll(taken)
-                state.withLock { $0.done += taken.count }
+                state.withLock {
+                    $0.done += taken.count
+                    $0.inFlight = 0
+                }
             }
-            taken.removeAll(keepingCapacity: taken.capacity <= capacity)
-            if stopping && state.withLock({ $0.pending.isEmpty }) { break }
+            // After the lines taken with it: every line it counts came after them.
+            if dropped > 0 {
+                writeAll(
+                    Array(
+                        "<4>quoted: log lines dropped: \(dropped) (the log was not read fast enough, or a line was longer than \(capacity) bytes)\n"
+                            .utf8))
+            }
+            taken.removeAll(keepingCapacity: true)
+            if stopping && state.withLock({ $0.pending.isEmpty }) { return }
         }
-        finished.signal()
     }
 
     /// Writes `bytes` whole, across partial writes and interruptions; gives up on an error
@@ -144,6 +167,7 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }
-        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+        let (total, carried) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return carried ? (seconds < 0 ? .min : .max) : total
     }
 }

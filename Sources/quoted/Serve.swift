@@ -22,10 +22,11 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let options = options
-        try await Startup.run(options: options, gracefulShutdownSignals: [.sigterm, .sigint]) { daemon, level, logger in
+        try await Startup.run(
+            options: options, gracefulShutdownSignals: [.sigterm, .sigint], stoppedNotice: "quoted stopped"
+        ) { daemon, level, logger in
             try await Self.serve(daemon, options: options, level: level, logger: logger)
         }
-        Logger(label: "quoted").notice("quoted stopped")
     }
 
     /// The daemon's services on the open store, as a group within the process's, until its
@@ -100,9 +101,9 @@ struct Startup {
     /// Runs `body` on the prepared daemon (configuration read, store open), as a service of
     /// the process's group after the one that runs the PostgreSQL pools. A group shuts its
     /// services down in the reverse of their order: the pools last, once `body` no longer
-    /// uses them.
+    /// uses them. `stoppedNotice` is logged once all of them have stopped.
     static func run(
-        options: DaemonOptions, gracefulShutdownSignals: [UnixSignal] = [],
+        options: DaemonOptions, gracefulShutdownSignals: [UnixSignal] = [], stoppedNotice: Logger.Message? = nil,
         _ body: @escaping @Sendable (Startup, SharedLogLevel, Logger) async throws -> Void
     ) async throws {
         let (level, logger, sink) = bootstrapLogging()
@@ -133,6 +134,7 @@ struct Startup {
                     .init(service: work, successTerminationBehavior: .gracefullyShutdownGroup),
                 ], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
         try await group.run()
+        if let stoppedNotice { logger.notice(stoppedNotice) }
     }
 
     /// Sends every log line to stderr in journald's format, at a level SIGHUP can change,

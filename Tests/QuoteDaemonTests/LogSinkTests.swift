@@ -55,23 +55,18 @@ struct LogSinkTests {
     @Test("a record is one line, its control characters escaped, its metadata sorted")
     func recordIsOneLine() {
         let line = JournalLogHandler.line(
-            level: .warning, label: "quoted", message: "refused\n<2>quoted: forged\u{7}",
+            level: .warning, label: "quoted", message: "refused\n<2>quoted: forged\u{7} \\n",
             metadata: ["peer": "a\tb\r", "code": "forbidden"])
         #expect(
             String(decoding: line, as: UTF8.self)
-                == "<4>quoted: refused\\n<2>quoted: forged\\x07 code=forbidden peer=a\\tb\\r\n")
+                == "<4>quoted: refused\\n<2>quoted: forged\\x07 \\\\n code=forbidden peer=a\\tb\\r\n")
     }
 
     @Test("lines logged reach the descriptor whole and in order")
     func linesArriveInOrder() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write)
-        // The pipe outlives the sink's thread: its descriptors are not closed (and their
-        // numbers reused) under it.
-        defer {
-            sink.stop(timeout: .seconds(5))
-            withExtendedLifetime(pipe) {}
-        }
+        defer { #expect(sink.stop(timeout: .seconds(10))) }
         var logger = Logger(label: "test") { JournalLogHandler(label: $0, level: SharedLogLevel(.info), sink: sink) }
         logger.logLevel = .info
         for index in 1...100 { logger.info("line \(index)", metadata: ["n": "\(index)"]) }
@@ -85,12 +80,7 @@ struct LogSinkTests {
     func stalledReaderDropsAndCounts() throws {
         let pipe = try Pipe()
         let sink = LogSink(descriptor: pipe.write, capacity: 4_096)
-        // The pipe outlives the sink's thread: its descriptors are not closed (and their
-        // numbers reused) under it.
-        defer {
-            sink.stop(timeout: .seconds(5))
-            withExtendedLifetime(pipe) {}
-        }
+        defer { #expect(sink.stop(timeout: .seconds(10))) }
         pipe.fill()
         let total = 2_000
         let padding = String(repeating: "x", count: 90)
@@ -104,7 +94,8 @@ struct LogSinkTests {
             var dropped = 0
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("line ") { delivered += 1 }
-                if line.hasPrefix("<4>quoted: "), let count = Int(line.dropFirst(11).prefix { $0.isNumber }) {
+                let notice = "<4>quoted: log lines dropped: "
+                if line.hasPrefix(notice), let count = Int(line.dropFirst(notice.count).prefix { $0.isNumber }) {
                     dropped += count
                 }
             }
@@ -119,5 +110,16 @@ struct LogSinkTests {
         #expect(seen.dropped > 0)
         #expect(seen.delivered < total)
         #expect(sink.flush(timeout: .seconds(10)))
+    }
+
+    @Test("a line longer than the whole queue is dropped, and said so at once")
+    func oversizedLineIsCounted() throws {
+        let pipe = try Pipe()
+        let sink = LogSink(descriptor: pipe.write, capacity: 1_024)
+        defer { #expect(sink.stop(timeout: .seconds(10))) }
+        sink.write(Array(repeating: UInt8(ascii: "y"), count: 2_000) + [UInt8(ascii: "\n")])
+        let text = pipe.readUntil { $0.hasSuffix("\n") }
+        #expect(text.hasPrefix("<4>quoted: log lines dropped: 1 "))
+        #expect(!text.contains("yyy"))
     }
 }

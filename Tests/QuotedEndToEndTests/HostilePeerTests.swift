@@ -70,6 +70,8 @@ struct HostilePeerTests {
             #expect(resolved.quote?["currency"] as? String == "USD", "\(resolved)")
         }
         #expect(daemon.stop() == 0)
+        // Its last line, logged once everything stopped, is out before the process ends.
+        #expect(daemon.waitForLog { $0.last?.contains("quoted stopped") == true }, "\(daemon.log.suffix(5))")
 
         // Restarted on the EUR file: the store's USD catalog stays in force, with a warning.
         daemon = try DaemonProcess(stateDirectory: stateDirectory, arguments: ["--catalog", catalogPath])
