@@ -52,31 +52,33 @@ public struct StoredEvent: Sendable, Hashable {
         self.by = by
     }
 
-    /// The topic it is published under: `quote.<state>`, `quote.reassigned`, `mechanic.busy`,
-    /// `mechanic.free`, `mechanic.off_duty`, `mechanic.on_duty`, `mechanic.added`,
-    /// `mechanic.updated`, `mechanic.retired` or `catalog.applied`.
-    ///
-    /// Literals, not `"quote.\(state)"`: it is asked twice for every event published.
-    public var type: String {
+    /// The topic it is published under (``EventType/name``): `quote.<state>`,
+    /// `quote.reassigned`, `mechanic.busy`, `mechanic.free`, `mechanic.off_duty`,
+    /// `mechanic.on_duty`, `mechanic.added`, `mechanic.updated`, `mechanic.retired` or
+    /// `catalog.applied`.
+    public var type: String { eventType.name }
+
+    /// What it announces, as a case: the topic it is published under is its name.
+    public var eventType: EventType {
         switch kind {
         case .quote(_, let quote):
             switch quote.status {
-            case .submitted: "quote.submitted"
-            case .pending: "quote.pending"
-            case .ready: "quote.ready"
-            case .booked: "quote.booked"
-            case .completed: "quote.completed"
-            case .cancelled: "quote.cancelled"
-            case .waiting: "quote.waiting"
+            case .submitted: .quoteSubmitted
+            case .pending: .quotePending
+            case .ready: .quoteReady
+            case .booked: .quoteBooked
+            case .completed: .quoteCompleted
+            case .cancelled: .quoteCancelled
+            case .waiting: .quoteWaiting
             }
-        case .mechanicBusy: "mechanic.busy"
-        case .mechanicFree: "mechanic.free"
-        case .mechanicDuty(_, let onDuty): onDuty ? "mechanic.on_duty" : "mechanic.off_duty"
-        case .quoteReassigned: "quote.reassigned"
-        case .roster(_, .added): "mechanic.added"
-        case .roster(_, .updated): "mechanic.updated"
-        case .roster(_, .retired): "mechanic.retired"
-        case .catalogApplied: "catalog.applied"
+        case .mechanicBusy: .mechanicBusy
+        case .mechanicFree: .mechanicFree
+        case .mechanicDuty(_, let onDuty): onDuty ? .mechanicOnDuty : .mechanicOffDuty
+        case .quoteReassigned: .quoteReassigned
+        case .roster(_, .added): .mechanicAdded
+        case .roster(_, .updated): .mechanicUpdated
+        case .roster(_, .retired): .mechanicRetired
+        case .catalogApplied: .catalogApplied
         }
     }
 

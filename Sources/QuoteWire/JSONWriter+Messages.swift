@@ -108,6 +108,27 @@ extension JSONWriter {
         json.withUnsafeBytes { output.append($0) }
     }
 
+    /// Writes a value already encoded as JSON, from part of a frame.
+    mutating func raw(_ json: ArraySlice<UInt8>) {
+        separator()
+        json.withUnsafeBytes { output.append($0) }
+    }
+
+    /// Where a quote written in place lies in the output, and its request part
+    /// (``quote(_:currency:requestFrom:)``): so that the frame's bytes can be shared with the
+    /// next frame that shows it (``EncodedQuote``).
+    typealias WrittenQuote = (json: Range<Int>, requestPart: Range<Int>)
+
+    /// Writes `quote` in place, after its key, as ``quote(_:currency:requestFrom:)`` does,
+    /// and returns where it lies.
+    private mutating func quoteInPlace(
+        _ quote: Quote, currency: Currency, requestFrom shared: ArraySlice<UInt8>?
+    ) -> WrittenQuote {
+        let start = position
+        let requestPart = self.quote(quote, currency: currency, requestFrom: shared)
+        return (start..<position, requestPart)
+    }
+
     /// `[...]` of values already encoded as JSON.
     private mutating func rawArray(_ values: ArraySlice<[UInt8]>) {
         beginArray()
@@ -120,30 +141,48 @@ extension JSONWriter {
     mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote?) {
         event(
             v: Int64(value.v), seq: value.seq, type: value.type, at: value.at, quoteId: value.quoteId, from: value.from,
-            to: value.to,
-            by: value.by, quote: encodedQuote, catalogVersion: value.catalogVersion
-        ) { writer in
-            writer.field("mechanic", value.mechanic) { $0.mechanic($1) }
-        }
+            to: value.to, by: value.by, hasQuote: encodedQuote != nil,
+            quote: { writer in if let encodedQuote { writer.raw(encodedQuote.json) } },
+            catalogVersion: value.catalogVersion,
+            mechanic: { writer in writer.field("mechanic", value.mechanic) { $0.mechanic($1) } })
     }
 
     /// `event` as ``WireEvent/init(_:currency:)`` shows it, written straight from the
     /// log (no `WireEvent` built: two are published for every write), its quote
     /// `encodedQuote`.
     mutating func event(_ event: StoredEvent, quote encodedQuote: EncodedQuote?) {
+        self.event(
+            event, hasQuote: encodedQuote != nil,
+            quote: { writer in if let encodedQuote { writer.raw(encodedQuote.json) } })
+    }
+
+    /// `event` as ``event(_:quote:)-(StoredEvent,_)`` writes it, its quote `quote` written
+    /// in place (its request part copied from `shared` when given); returns where that lies.
+    mutating func event(
+        _ event: StoredEvent, writing quote: Quote, currency: Currency, requestFrom shared: ArraySlice<UInt8>?
+    ) -> WrittenQuote {
+        var written: WrittenQuote = (0..<0, 0..<0)
+        self.event(
+            event, hasQuote: true,
+            quote: { writer in written = writer.quoteInPlace(quote, currency: currency, requestFrom: shared) })
+        return written
+    }
+
+    /// A logged event, its quote (if `hasQuote`) written by `quote`.
+    private mutating func event(_ event: StoredEvent, hasQuote: Bool, quote: (inout JSONWriter) -> Void) {
         let members = WireEvent.Members(event.kind)
         self.event(
             v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: members.quoteId, from: members.from,
-            to: members.to, by: event.by, quote: encodedQuote, catalogVersion: members.catalogVersion
-        ) { writer in
-            writer.field("mechanic", members.mechanic) { $0.mechanic($1) }
-        }
+            to: members.to, by: event.by, hasQuote: hasQuote, quote: quote, catalogVersion: members.catalogVersion,
+            mechanic: { writer in writer.field("mechanic", members.mechanic) { $0.mechanic($1) } })
     }
 
-    /// An event's layout, the one place that writes it; `mechanic` writes its mechanic.
+    /// An event's layout, the one place that writes it; `quote` writes its quote, if
+    /// `hasQuote`, and `mechanic` its mechanic.
     private mutating func event(
         v: Int64, seq: Int64, type: String, at: Date, quoteId: Int64?, from: String?, to: String?, by: String?,
-        quote: EncodedQuote?, catalogVersion: Int64?, mechanic: (inout JSONWriter) -> Void
+        hasQuote: Bool, quote: (inout JSONWriter) -> Void, catalogVersion: Int64?,
+        mechanic: (inout JSONWriter) -> Void
     ) {
         beginObject()
         field("v", v)
@@ -154,9 +193,9 @@ extension JSONWriter {
         field("from", from)
         field("to", to)
         field("by", by)
-        if let quote {
+        if hasQuote {
             key("quote")
-            raw(quote.json)
+            quote(&self)
         }
         mechanic(&self)
         field("catalogVersion", catalogVersion)
@@ -167,6 +206,28 @@ extension JSONWriter {
     /// reply's own fields of those names are not read).
     mutating func reply(
         _ value: WireReply, quote encodedQuote: EncodedQuote?, quotes: ArraySlice<[UInt8]>?,
+        events: ArraySlice<[UInt8]>?
+    ) {
+        reply(
+            value, hasQuote: encodedQuote != nil,
+            quote: { writer in if let encodedQuote { writer.raw(encodedQuote.json) } }, quotes: quotes, events: events)
+    }
+
+    /// A reply whose `quote` is `quote`, written in place (the reply's own `quote` is not
+    /// read); returns where that lies.
+    mutating func reply(_ value: WireReply, writing quote: Quote, currency: Currency) -> WrittenQuote {
+        var written: WrittenQuote = (0..<0, 0..<0)
+        reply(
+            value, hasQuote: true,
+            quote: { writer in written = writer.quoteInPlace(quote, currency: currency, requestFrom: nil) },
+            quotes: nil, events: nil)
+        return written
+    }
+
+    /// A reply's layout, the one place that writes it; `quote` writes its quote, if
+    /// `hasQuote`.
+    private mutating func reply(
+        _ value: WireReply, hasQuote: Bool, quote: (inout JSONWriter) -> Void, quotes: ArraySlice<[UInt8]>?,
         events: ArraySlice<[UInt8]>?
     ) {
         beginObject()
@@ -181,9 +242,9 @@ extension JSONWriter {
         }
         field("ok", value.ok)
         field("error", value.error) { $0.error($1) }
-        if let encodedQuote {
+        if hasQuote {
             key("quote")
-            raw(encodedQuote.json)
+            quote(&self)
         }
         field("history", value.history) { writer, history in
             writer.objects(history) { $0.historyStep($1) }

@@ -114,8 +114,8 @@ public struct ReplyEncoder {
             if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
             success.catalogVersion = outcome.catalogVersion
             guard let final = outcome.quote else { return (codec.encode(success), nil) }
-            let quote = codec.encodeQuote(final, currency: currency)
-            return (codec.encode(success, quote: quote), quote)
+            let (reply, quote) = codec.encode(success, writing: final, currency: currency)
+            return (reply, quote)
         case .failure(let error):
             return (codec.encode(WireReply.failure(id, WireError(error))), nil)
         }
@@ -132,7 +132,7 @@ public struct ReplyEncoder {
             reply.history = record.history.map {
                 WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
             }
-            return (codec.encode(reply, quote: codec.encodeQuote(record.quote, currency: currency)), nil)
+            return (codec.encode(reply, writing: record.quote, currency: currency).reply, nil)
         case .quotes(let quotes, let limit):
             let body = page(
                 quotes, reply, as: .quotes, encode: { encodeQuote($0, currency: currency) },
@@ -267,7 +267,7 @@ public struct ReplyEncoder {
 
     /// `quote`'s JSON as the daemon writes every quote it sends.
     private func encodeQuote(_ quote: Quote, currency: Currency) -> [UInt8] {
-        codec.encodeQuote(quote, currency: currency).json
+        codec.quoteJSON(quote, currency: currency)
     }
 
     // MARK: Events
@@ -283,7 +283,7 @@ public struct ReplyEncoder {
                     (
                         event.seq,
                         [
-                            Array(event.type.utf8),
+                            event.topicFrame,
                             encode(event, currency: encoded.currency, final: write.final, encodedAs: write.json),
                         ]
                     ))
@@ -300,14 +300,14 @@ public struct ReplyEncoder {
         var previous: (quote: Quote, json: EncodedQuote)?
         return events.map { event in
             guard let quote = event.quote else {
-                return (event.seq, [Array(event.type.utf8), codec.encode(event, quote: nil)])
+                return (event.seq, [event.topicFrame, codec.encode(event, quote: nil)])
             }
             let sibling = previous.flatMap { previous in
                 previous.quote.id == quote.id && quote.hasSameRequest(as: previous.quote) ? previous.json : nil
             }
-            let json = codec.encodeQuote(quote, currency: currency, sharingRequestWith: sibling)
+            let (body, json) = codec.encode(event, writing: quote, currency: currency, sharingRequestWith: sibling)
             previous = (quote, json)
-            return (event.seq, [Array(event.type.utf8), codec.encode(event, quote: json)])
+            return (event.seq, [event.topicFrame, body])
         }
     }
 
@@ -322,18 +322,12 @@ public struct ReplyEncoder {
     ) -> [UInt8] {
         guard let quote = event.quote else { return codec.encode(event, quote: nil) }
         guard let final, let finalJSON else {
-            return codec.encode(event, quote: codec.encodeQuote(quote, currency: currency))
+            return codec.encode(event, writing: quote, currency: currency, sharingRequestWith: nil).event
         }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
-        let encoded: EncodedQuote
-        if quote.status == final.status && quote == final {
-            encoded = finalJSON
-        } else if quote.hasSameRequest(as: final) {
-            encoded = codec.encodeQuote(quote, currency: currency, sharingRequestWith: finalJSON)
-        } else {
-            encoded = codec.encodeQuote(quote, currency: currency)
-        }
-        return codec.encode(event, quote: encoded)
+        if quote.status == final.status && quote == final { return codec.encode(event, quote: finalJSON) }
+        let sibling = quote.hasSameRequest(as: final) ? finalJSON : nil
+        return codec.encode(event, writing: quote, currency: currency, sharingRequestWith: sibling).event
     }
 }

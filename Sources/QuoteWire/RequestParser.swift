@@ -577,18 +577,13 @@ struct RequestParser {
     /// no `String` is built for a key.
     private mutating func keyLiteral() throws(Failure) -> Key {
         let start = index + 1
-        var end = start
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                index = end + 1
-                return Key(raw: UnsafeBufferPointer(rebasing: bytes[start..<end]), decoded: nil)
-            }
-            // Escapes, control characters (refused there) and non-ASCII (validated there):
-            // the full reader.
-            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
-            end += 1
+        let end = Self.endOfPlainText(bytes, from: start)
+        if end < bytes.count && bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            return Key(raw: UnsafeBufferPointer(rebasing: bytes[start..<end]), decoded: nil)
         }
+        // Escapes, control characters (refused there) and DEL or non-ASCII (validated there):
+        // the full reader.
         return Key(raw: nil, decoded: try stringLiteral())
     }
 
@@ -598,7 +593,9 @@ struct RequestParser {
         let start = index
         var ascii = true
         // Fast path: no escapes, no control characters.
-        while index < bytes.count {
+        while true {
+            index = Self.endOfPlainText(bytes, from: index)
+            guard index < bytes.count else { throw .syntax }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let text = try Self.string(UnsafeBufferPointer(rebasing: bytes[start..<index]), ascii: ascii)
@@ -608,12 +605,11 @@ struct RequestParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw .syntax }
-            // DEL is valid JSON but not printable: the text checks will look.
-            if byte >= 0x7F { ascii = false }
+            // DEL or beyond ASCII: valid JSON, but the text checks will look.
+            ascii = false
             index += 1
         }
         allPlain = false
-        guard index < bytes.count else { throw .syntax }
         var decoded = Array(bytes[start..<index])
         while index < bytes.count {
             let byte = bytes[index]
@@ -640,8 +636,10 @@ struct RequestParser {
                         guard (0xDC00..<0xE000).contains(low) else { throw .syntax }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw .syntax }
-                    decoded.append(contentsOf: UTF8.encode(unicode)!)
+                    guard let unicode = Unicode.Scalar(scalar), let encoded = UTF8.encode(unicode) else {
+                        throw .syntax
+                    }
+                    decoded.append(contentsOf: encoded)
                 default: throw .syntax
                 }
             default:
@@ -650,6 +648,35 @@ struct RequestParser {
             }
         }
         throw .syntax
+    }
+
+    /// Where the plain text that starts at `start` ends: the index of the first quote,
+    /// backslash, control character, DEL or byte beyond ASCII from there, or `bytes.count`.
+    /// Strings are most of a request's bytes, so they are scanned a word at a time (the "has
+    /// zero byte", "has byte less than" and "has byte greater than" tests, each exact as to
+    /// whether a word holds such a byte), and only the word that does, byte by byte.
+    static func endOfPlainText(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        var index = max(start, 0)
+        while index &+ 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let quotes = word ^ (ones &* 0x22)
+            let backslashes = word ^ (ones &* 0x5C)
+            let special =
+                ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
+                | (word &+ ones) | word
+            if special & highBits != 0 { break }
+            index &+= 8
+        }
+        while index < bytes.count {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x7F { return index }
+            index &+= 1
+        }
+        return index
     }
 
     /// The text of UTF-8 `bytes`, refused if they are not valid UTF-8. `String(decoding:)`

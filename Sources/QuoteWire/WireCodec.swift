@@ -73,7 +73,7 @@ public struct WireCodec {
     public func encode(_ reply: WireReply) -> [UInt8] {
         encode(
             reply, quote: reply.quote.map(encodeQuote),
-            quotes: reply.quotes.map { ArraySlice($0.map { encodeQuote($0).json }) },
+            quotes: reply.quotes.map { ArraySlice($0.map { Array(encodeQuote($0).json) }) },
             events: reply.events.map { ArraySlice($0.map { encode($0) }) })
     }
 
@@ -89,12 +89,12 @@ public struct WireCodec {
     /// sorted), for a frame that carries it (``encode(_:quote:)-(WireReply,_)``,
     /// ``encode(_:quote:)-(WireEvent,_)``).
     public func encodeQuote(_ quote: WireQuote) -> EncodedQuote {
-        EncodedQuote(json: encode(quote))
+        EncodedQuote(json: ArraySlice(encode(quote)))
     }
 
     /// Encodes `quote` as clients see it (``WireQuote``), written straight from the domain
-    /// value: the daemon's path for every quote it sends. A write's reply and the event that
-    /// announces its final state share it: the quote is most of either's bytes.
+    /// value, in a buffer of its own: for a quote not written in place in the first frame
+    /// that shows it (``encode(_:writing:currency:)``).
     ///
     /// With `sibling`, the JSON of a quote whose `request` is the same (`==`), such as the
     /// submitted and priced states of one submission, the customer, car, services, mechanic
@@ -105,13 +105,35 @@ public struct WireCodec {
         var writer = JSONWriter(capacity: sibling?.json.count ?? 768, dates: dates)
         let shared = sibling.flatMap { sibling in sibling.requestPart.map { sibling.json[$0] } }
         let requestPart = writer.quote(quote, currency: currency, requestFrom: shared)
-        return EncodedQuote(json: writer.bytes, requestPart: requestPart)
+        return EncodedQuote(json: ArraySlice(writer.bytes), requestPart: requestPart)
+    }
+
+    /// `quote`'s JSON, as ``encodeQuote(_:currency:sharingRequestWith:)`` writes it, as an
+    /// array: for a list of quotes.
+    func quoteJSON(_ quote: Quote, currency: Currency) -> [UInt8] {
+        var writer = JSONWriter(capacity: 768, dates: dates)
+        _ = writer.quote(quote, currency: currency, requestFrom: nil)
+        return writer.bytes
     }
 
     /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
     /// `quote` field is not read).
     public func encode(_ reply: WireReply, quote: EncodedQuote) -> [UInt8] {
         encode(reply, quote: quote, quotes: nil, events: nil)
+    }
+
+    /// Encodes a reply frame whose `quote` is `quote`, written in place from the domain (the
+    /// reply's own `quote` field is not read), and returns that quote's JSON too: part of the
+    /// reply's bytes, shared rather than copied, for the events that show the same state. A
+    /// write's reply and the event announcing its final state show one quote, most of
+    /// either's bytes: it is written once, in neither's buffer but the reply's.
+    public func encode(_ reply: WireReply, writing quote: Quote, currency: Currency)
+        -> (reply: [UInt8], quote: EncodedQuote)
+    {
+        var writer = JSONWriter(capacity: 1_792, dates: dates)
+        let written = writer.reply(reply, writing: quote, currency: currency)
+        let bytes = writer.bytes
+        return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
     }
 
     /// Encodes a reply frame whose `quote`, `quotes` and `events` are the JSON given (the
@@ -143,6 +165,20 @@ public struct WireCodec {
         return writer.bytes
     }
 
+    /// Encodes `event` as it is published, straight from the log, with its quote `quote`
+    /// written in place (its request part copied from `sibling`'s, as
+    /// ``encodeQuote(_:currency:sharingRequestWith:)`` copies it), and returns that quote's
+    /// JSON too, part of the event's bytes, for the next frame that shows it.
+    func encode(
+        _ event: StoredEvent, writing quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote?
+    ) -> (event: [UInt8], quote: EncodedQuote) {
+        var writer = JSONWriter(capacity: (sibling?.json.count ?? 768) + 192, dates: dates)
+        let shared = sibling.flatMap { sibling in sibling.requestPart.map { sibling.json[$0] } }
+        let written = writer.event(event, writing: quote, currency: currency, requestFrom: shared)
+        let bytes = writer.bytes
+        return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
+    }
+
     /// Encodes any protocol value as one frame.
     public func encode(_ value: some Encodable) -> [UInt8] {
         do {
@@ -154,15 +190,17 @@ public struct WireCodec {
     }
 }
 
-/// A quote's JSON object, encoded once (``WireCodec/encodeQuote(_:currency:sharingRequestWith:)``)
-/// and spliced into every frame that carries it.
+/// A quote's JSON object, encoded once, in a buffer of its own
+/// (``WireCodec/encodeQuote(_:currency:sharingRequestWith:)``) or in place in the first frame
+/// that shows it, and spliced into every other frame that carries it.
 public struct EncodedQuote: Sendable, Hashable {
-    /// The JSON object's bytes.
-    public let json: [UInt8]
-    /// Where its request part lies in ``json``, when written from a domain quote.
+    /// The JSON object's bytes: a whole buffer, or the part of a frame where it was written.
+    public let json: ArraySlice<UInt8>
+    /// Where its request part lies in ``json`` (by ``json``'s own indices), when written from
+    /// a domain quote.
     let requestPart: Range<Int>?
 
-    init(json: [UInt8], requestPart: Range<Int>? = nil) {
+    init(json: ArraySlice<UInt8>, requestPart: Range<Int>? = nil) {
         self.json = json
         self.requestPart = requestPart
     }

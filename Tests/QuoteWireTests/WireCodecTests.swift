@@ -113,7 +113,7 @@ struct WireCodecTests {
             // millisecond, as every frame writes them).
             let wire = WireQuote(quote, currency: .usd)
             let asWire = try codec.decode(WireQuote.self, from: codec.encode(wire))
-            #expect(try codec.decode(WireQuote.self, from: direct.json) == asWire)
+            #expect(try codec.decode(WireQuote.self, from: Array(direct.json)) == asWire)
             if quote.submittedAt == Self.now { #expect(asWire == wire) }
             let written = try JSONSerialization.jsonObject(with: Data(direct.json)) as? NSDictionary
             let expected =
@@ -126,6 +126,12 @@ struct WireCodecTests {
                     quote, currency: .usd, sharingRequestWith: codec.encodeQuote(sibling, currency: .usd))
                 #expect(shared.json == direct.json, "\(quote.status) from \(sibling.status)")
             }
+            // Written in place in a reply: the reply it spliced into, and the same JSON, part of
+            // the reply's bytes.
+            let reply = WireReply.success(.string("r-1"))
+            let (inReply, inPlace) = codec.encode(reply, writing: quote, currency: .usd)
+            #expect(inReply == codec.encode(reply, quote: direct), "\(quote.status)")
+            #expect(inPlace.json == direct.json, "\(quote.status)")
             let event = WireEvent(seq: 1, type: "quote.\(quote.status)", at: Self.now, quoteId: quote.id.rawValue)
             var whole = event
             whole.quote = asWire
@@ -462,6 +468,46 @@ struct RequestParserTests {
             }
             #expect(error.code == .invalidJSON)
             expectSafeAgainstFoundation(bytes, "\(bytes)")
+        }
+    }
+
+    @Test(
+        "a special byte at any offset of a string or a key, across the words the parser scans at once, reads as JSONDecoder reads it"
+    )
+    func specialBytesAtEveryOffset() throws {
+        // Quote, backslash and beyond-ASCII text, written as JSON allows; then raw bytes that are
+        // refused (a control character, a byte that is not UTF-8) or checked later (DEL).
+        let accepted: [(json: [UInt8], text: String)] = [
+            (Array(#"\""#.utf8), "\""), (Array(#"\\"#.utf8), "\\"), (Array("é".utf8), "é"),
+            (Array(#"\u00e9"#.utf8), "é"),
+        ]
+        let raw: [[UInt8]] = [[0x01], [0x1F], [0x7F], [0xFF], [0xC3]]
+        let codec = WireCodec()
+        for offset in 0..<20 {
+            let before = Array(repeating: UInt8(ascii: "a"), count: offset)
+            let after = Array(repeating: UInt8(ascii: "b"), count: 19 - offset)
+            for (json, text) in accepted {
+                let id = before + json + after
+                let frame = Array(#"{"v":1,"op":"ping","id":""#.utf8) + id + Array(#""}"#.utf8)
+                let request = try codec.decodeRequest(frame).get()
+                let expected = String(repeating: "a", count: offset) + text + String(repeating: "b", count: 19 - offset)
+                #expect(request.id == .string(expected), "id with \(text) at \(offset)")
+                let keyed = Array(#"{"v":1,"op":"ping",""#.utf8) + id + Array(#"":1}"#.utf8)
+                #expect((try? codec.decodeRequest(keyed).get()) != nil, "unknown key with \(text) at \(offset)")
+                expectSafeAgainstFoundation(frame, "id with \(text) at \(offset)")
+                expectSafeAgainstFoundation(keyed, "key with \(text) at \(offset)")
+            }
+            for bytes in raw {
+                let text = before + bytes + after
+                let frame = Array(#"{"v":1,"op":"ping","id":""#.utf8) + text + Array(#""}"#.utf8)
+                let keyed = Array(#"{"v":1,"op":"ping",""#.utf8) + text + Array(#"":1}"#.utf8)
+                if bytes != [0x7F] {
+                    #expect((try? codec.decodeRequest(frame).get()) == nil, "id with \(bytes) at \(offset)")
+                    #expect((try? codec.decodeRequest(keyed).get()) == nil, "key with \(bytes) at \(offset)")
+                }
+                expectSafeAgainstFoundation(frame, "id with \(bytes) at \(offset)")
+                expectSafeAgainstFoundation(keyed, "key with \(bytes) at \(offset)")
+            }
         }
     }
 
