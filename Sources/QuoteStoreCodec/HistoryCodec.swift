@@ -18,34 +18,41 @@ package enum HistoryCodec {
     package static let entrySize = 18
 
     /// `history` with `steps` appended (an empty `history` gets its version byte first).
-    package static func appending(_ steps: [StateChange], to history: Data) -> Data {
-        // Written in place into one allocation, not appended to `Data` byte by byte.
-        let start = history.isEmpty ? 1 : history.count
-        var bytes = Data(count: start + steps.count * entrySize)
-        bytes.withUnsafeMutableBytes { buffer in
-            if history.isEmpty {
-                buffer[0] = version
-            } else {
-                // One memcpy: `DataProtocol.copyBytes(to:count:)` walks its generic regions.
-                history.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            }
-            var offset = start
-            for step in steps {
-                buffer[offset] = code(step.from)
-                buffer[offset + 1] = code(step.to)
-                buffer.storeBytes(of: step.seq.littleEndian, toByteOffset: offset + 2, as: Int64.self)
-                buffer.storeBytes(
-                    of: StoredTime.milliseconds(step.at).littleEndian, toByteOffset: offset + 10, as: Int64.self)
-                offset += entrySize
+    package static func appending(_ steps: [StateChange], to history: some ContiguousBytes) -> [UInt8] {
+        // Written in place into one allocation, not appended byte by byte.
+        history.withUnsafeBytes { history in
+            let start = history.isEmpty ? 1 : history.count
+            let size = start + steps.count * entrySize
+            return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                let buffer = UnsafeMutableRawBufferPointer(buffer)
+                if history.isEmpty {
+                    buffer[0] = version
+                } else {
+                    buffer.copyMemory(from: history)
+                }
+                write(steps, into: buffer, at: start)
+                count = size
             }
         }
-        return bytes
+    }
+
+    /// Writes `steps`' entries into `buffer` from `start` on.
+    private static func write(_ steps: [StateChange], into buffer: UnsafeMutableRawBufferPointer, at start: Int) {
+        var offset = start
+        for step in steps {
+            buffer[offset] = code(step.from)
+            buffer[offset + 1] = code(step.to)
+            buffer.storeBytes(of: step.seq.littleEndian, toByteOffset: offset + 2, as: Int64.self)
+            buffer.storeBytes(
+                of: StoredTime.milliseconds(step.at).littleEndian, toByteOffset: offset + 10, as: Int64.self)
+            offset += entrySize
+        }
     }
 
     /// The steps in `data`, oldest first; an empty `data` has none.
-    package static func decode(_ data: Data) throws -> [StateChange] {
-        guard !data.isEmpty else { return [] }
-        return try data.withUnsafeBytes { buffer in
+    package static func decode(_ data: some ContiguousBytes) throws -> [StateChange] {
+        try data.withUnsafeBytes { buffer in
+            guard !buffer.isEmpty else { return [] }
             guard buffer[0] == version else {
                 throw QuoteCodec.CorruptRecord(
                     description: "stored history has version \(buffer[0]), expected \(version)")

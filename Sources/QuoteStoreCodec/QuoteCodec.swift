@@ -13,40 +13,40 @@ package import QuoteCore
 package enum QuoteCodec {
     package static let version: UInt8 = 1
 
-    package static func encode(_ quote: Quote) -> Data {
+    package static func encode(_ quote: Quote) -> [UInt8] {
         var writer = Writer()
         writer.byte(version)
         writer.quote(quote)
-        return writer.data
+        return writer.bytes
     }
 
-    package static func encode(_ mechanic: Mechanic) -> Data {
+    package static func encode(_ mechanic: Mechanic) -> [UInt8] {
         var writer = Writer()
         writer.byte(version)
         writer.mechanic(mechanic)
-        return writer.data
+        return writer.bytes
     }
 
     /// A reassignment's record: the mechanic the quote left, then the quote as it is now.
-    package static func encode(_ quote: Quote, reassignedFrom mechanic: Mechanic) -> Data {
+    package static func encode(_ quote: Quote, reassignedFrom mechanic: Mechanic) -> [UInt8] {
         var writer = Writer()
         writer.byte(version)
         writer.mechanic(mechanic)
         writer.quote(quote)
-        return writer.data
+        return writer.bytes
     }
 
     /// A change of skill's record: the mechanic as they are now, then their skill before.
-    package static func encode(_ mechanic: Mechanic, previousSkill: Skill) -> Data {
+    package static func encode(_ mechanic: Mechanic, previousSkill: Skill) -> [UInt8] {
         var writer = Writer()
         writer.byte(version)
         writer.mechanic(mechanic)
         writer.byte(UInt8(previousSkill.rawValue))
-        return writer.data
+        return writer.bytes
     }
 
     /// Reads what ``encode(_:previousSkill:)`` wrote.
-    package static func decodeSkillChange(_ data: Data) throws -> (Mechanic, previous: Skill) {
+    package static func decodeSkillChange(_ data: some ContiguousBytes) throws -> (Mechanic, previous: Skill) {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -55,15 +55,15 @@ package enum QuoteCodec {
     }
 
     /// A record of one number (a catalog's version).
-    package static func encode(number: Int64) -> Data {
+    package static func encode(number: Int64) -> [UInt8] {
         var writer = Writer()
         writer.byte(version)
         writer.int(number)
-        return writer.data
+        return writer.bytes
     }
 
     /// Reads what ``encode(number:)`` wrote.
-    package static func decodeNumber(_ data: Data) throws -> Int64 {
+    package static func decodeNumber(_ data: some ContiguousBytes) throws -> Int64 {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -72,7 +72,7 @@ package enum QuoteCodec {
     }
 
     /// Reads what ``encode(_:reassignedFrom:)`` wrote.
-    package static func decodeReassignment(_ data: Data) throws -> (from: Mechanic, quote: Quote) {
+    package static func decodeReassignment(_ data: some ContiguousBytes) throws -> (from: Mechanic, quote: Quote) {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -80,7 +80,7 @@ package enum QuoteCodec {
         }
     }
 
-    package static func decodeQuote(_ data: Data) throws -> Quote {
+    package static func decodeQuote(_ data: some ContiguousBytes) throws -> Quote {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -88,7 +88,7 @@ package enum QuoteCodec {
         }
     }
 
-    package static func decodeMechanic(_ data: Data) throws -> Mechanic {
+    package static func decodeMechanic(_ data: some ContiguousBytes) throws -> Mechanic {
         try data.withUnsafeBytes { buffer in
             var reader = Reader(buffer)
             try reader.expectVersion()
@@ -111,7 +111,7 @@ private struct Writer: ~Copyable {
     private var output = ByteOutput(capacity: 512)
 
     /// What has been written, copied out.
-    var data: Data { output.withUnsafeBytes { Data($0) } }
+    var bytes: [UInt8] { output.array }
 
     mutating func byte(_ value: UInt8) { output.append(value) }
 

@@ -35,7 +35,7 @@ extension StoredEvent.Kind {
 
     /// The columns both stores write for this kind: the mechanic concerned, the quote's
     /// states before and after, and the record.
-    package var columns: (mechanic: MechanicID?, from: QuoteStatus?, to: QuoteStatus?, data: Data) {
+    package var columns: (mechanic: MechanicID?, from: QuoteStatus?, to: QuoteStatus?, data: [UInt8]) {
         switch self {
         case .quote(let previous, let quote):
             (quote.mechanic?.id, previous, quote.status, QuoteCodec.encode(quote))

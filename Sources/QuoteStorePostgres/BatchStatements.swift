@@ -146,7 +146,7 @@ extension BatchStatement {
 
 extension ByteBuffer {
     /// The bytes of `data`, for a `bytea` array.
-    init(bytesOf data: Data) {
+    init(bytesOf data: [UInt8]) {
         self.init()
         writeBytes(data)
     }

@@ -83,7 +83,7 @@ final class PostgresTransaction: StoreTransaction {
         var mechanic: Int64?
         var from: String?
         var to: String?
-        var data: Data
+        var data: [UInt8]
     }
 
     private struct Savepoint {
@@ -401,7 +401,7 @@ final class PostgresTransaction: StoreTransaction {
         }
     }
 
-    private func history(of entry: PendingQuote, offset: Int64) -> Data {
+    private func history(of entry: PendingQuote, offset: Int64) -> [UInt8] {
         HistoryCodec.appending(
             entry.steps.map { change in
                 var change = change

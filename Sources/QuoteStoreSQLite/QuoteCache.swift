@@ -21,7 +21,7 @@ struct QuoteCache {
     /// A quote as its row holds it.
     struct Entry {
         let quote: Quote
-        let history: Data
+        let history: [UInt8]
         /// What the entry is reckoned to take in memory, on the safe side: the decoded quote
         /// (its strings, some twice, and their headers) four times its stored bytes, its
         /// history, and fixed overheads.
@@ -29,7 +29,7 @@ struct QuoteCache {
         /// When it was kept, for eviction in that order.
         fileprivate var serial: UInt64 = 0
 
-        init(quote: Quote, stored: Int, history: Data) {
+        init(quote: Quote, stored: Int, history: [UInt8]) {
             self.quote = quote
             self.history = history
             cost = 4 * stored + history.count + 512

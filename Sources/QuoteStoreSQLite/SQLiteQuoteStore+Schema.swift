@@ -166,7 +166,7 @@ extension SQLiteQuoteStore {
                 sql: "UPDATE quotes SET customer_email = ?, customer_name = ? WHERE id = ?")
             let rows = try Row.fetchCursor(db, sql: "SELECT id, data FROM quotes")
             while let row = try rows.next() {
-                let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 1))
+                let quote = try QuoteCodec.decodeQuote(try row.decode(Data.self, atIndex: 1))
                 try update.execute(
                     arguments: [
                         StoredCustomer.email(of: quote), StoredCustomer.name(of: quote),
@@ -222,7 +222,7 @@ extension SQLiteQuoteStore {
         var steps: [StateChange] = []
         func flush() throws {
             guard let quote, !steps.isEmpty else { return }
-            try update.execute(arguments: [HistoryCodec.appending(steps, to: Data()), quote])
+            try update.execute(arguments: [Data(HistoryCodec.appending(steps, to: Data())), quote])
             steps.removeAll(keepingCapacity: true)
         }
         let rows = try Row.fetchCursor(

@@ -378,8 +378,8 @@ public final class SQLiteQuoteStore: QuoteStore {
                 let row = try Row.fetchOne(
                     db, sql: "SELECT data, history FROM quotes WHERE id = ?", arguments: [id.rawValue])
             else { return nil }
-            let quote = try QuoteCodec.decodeQuote(try row.decode(atIndex: 0))
-            let history = try HistoryCodec.decode(try row.decode(atIndex: 1))
+            let quote = try QuoteCodec.decodeQuote(try row.decode(Data.self, atIndex: 0))
+            let history = try HistoryCodec.decode(try row.decode(Data.self, atIndex: 1))
             return QuoteRecord(quote: quote, history: history)
         }
     }

@@ -28,9 +28,9 @@ final class SQLiteTransaction: StoreTransaction {
     private let statements: WriterStatements
     /// The history bytes of the quote last read or written, appended to by ``update(_:step:)``
     /// without being decoded (a transition reads its quote, then writes it).
-    private var history: (id: Int64, bytes: Data)?
+    private var history: (id: Int64, bytes: [UInt8])?
     /// The quote last encoded, so that a row and its event share one encoding.
-    private var encoded: (quote: Quote, data: Data)?
+    private var encoded: (quote: Quote, data: [UInt8])?
     /// The writer's quotes from earlier transactions, and this one's: taken from the store
     /// when the transaction begins, given back when it ends.
     var cache: QuoteCache
@@ -47,7 +47,7 @@ final class SQLiteTransaction: StoreTransaction {
     private struct Savepoint {
         var lastQuoteID: Int64?
         var lastSeq: Int64?
-        var history: (id: Int64, bytes: Data)?
+        var history: (id: Int64, bytes: [UInt8])?
         var opened = false
     }
 
@@ -83,7 +83,7 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(.load, "SELECT data, history FROM quotes WHERE id = ?")
             guard
                 let (data, bytes) = try statement.fetchFirst(
-                    in: parameters, binding: { $0.bind(id.rawValue) }, { ($0.data(0), $0.data(1)) })
+                    in: parameters, binding: { $0.bind(id.rawValue) }, { ($0.bytes(0), $0.bytes(1)) })
             else { return nil }
             history = (id.rawValue, bytes)
             let quote = try QuoteCodec.decodeQuote(data)
@@ -95,7 +95,7 @@ final class SQLiteTransaction: StoreTransaction {
     func quote(idempotencyKey key: String) throws(StoreError) -> Quote? {
         try run {
             let statement = try prepared(.quoteByKey, "SELECT data FROM quotes WHERE idempotency_key = ?")
-            return try statement.fetchFirst(in: parameters, binding: { $0.bind(key) }, { $0.data(0) }).map(
+            return try statement.fetchFirst(in: parameters, binding: { $0.bind(key) }, { $0.bytes(0) }).map(
                 QuoteCodec.decodeQuote)
         }
     }
@@ -123,7 +123,7 @@ final class SQLiteTransaction: StoreTransaction {
     func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws(StoreError) {
         try run {
             try willWrite()
-            let bytes = HistoryCodec.appending(steps, to: Data())
+            let bytes = HistoryCodec.appending(steps, to: [UInt8]())
             let statement = try prepared(
                 .insertQuote,
                 """
@@ -155,12 +155,12 @@ final class SQLiteTransaction: StoreTransaction {
             try willWrite()
             try checkCache()
             let id = quote.id.rawValue
-            let before: Data
+            let before: [UInt8]
             if let history, history.id == id {
                 before = history.bytes
             } else {
                 let statement = try prepared(.loadHistory, "SELECT history FROM quotes WHERE id = ?")
-                before = try statement.fetchFirst(in: parameters, binding: { $0.bind(id) }, { $0.data(0) }) ?? Data()
+                before = try statement.fetchFirst(in: parameters, binding: { $0.bind(id) }, { $0.bytes(0) }) ?? []
             }
             let bytes = HistoryCodec.appending([step], to: before)
             let statement = try prepared(
@@ -286,7 +286,7 @@ final class SQLiteTransaction: StoreTransaction {
                     binding: {
                         $0.bind(Int64(mechanic.skill.rawValue))
                         $0.bind(mechanic.id.rawValue)
-                    }, { ($0.int64(0), $0.data(1), $0.data(2)) })
+                    }, { ($0.int64(0), $0.bytes(1), $0.bytes(2)) })
             else { return nil }
             history = (id, bytes)
             return try QuoteCodec.decodeQuote(data)
@@ -399,7 +399,7 @@ final class SQLiteTransaction: StoreTransaction {
         let mechanic: MechanicID?
         let from: QuoteStatus?
         let to: QuoteStatus?
-        let data: Data
+        let data: [UInt8]
         if case .quote(let previous, let quote) = kind {
             // The quote's row has the same bytes: encoded once for both.
             (mechanic, from, to, data) = (quote.mechanic?.id, previous, quote.status, encode(quote))
@@ -503,7 +503,7 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     /// `quote`'s stored form, encoded once for its row and its event.
-    private func encode(_ quote: Quote) -> Data {
+    private func encode(_ quote: Quote) -> [UInt8] {
         if let encoded, encoded.quote == quote { return encoded.data }
         let data = QuoteCodec.encode(quote)
         encoded = (quote, data)

@@ -67,11 +67,17 @@ struct Bindings {
     }
 
     mutating func bind(_ value: Data) {
+        value.withUnsafeBytes { bindBlob($0) }
+    }
+
+    mutating func bind(_ value: [UInt8]) {
+        value.withUnsafeBytes { bindBlob($0) }
+    }
+
+    private mutating func bindBlob(_ bytes: UnsafeRawBufferPointer) {
         count += 1
-        value.withUnsafeBytes { bytes in
-            let (blob, destructor) = source(bytes)
-            _ = sqlite3_bind_blob(handle, count, blob, Int32(bytes.count), destructor)
-        }
+        let (blob, destructor) = source(bytes)
+        _ = sqlite3_bind_blob(handle, count, blob, Int32(bytes.count), destructor)
     }
 
     mutating func bindNull() {
@@ -109,6 +115,13 @@ struct Columns {
     func data(_ index: Int32) -> Data {
         guard let bytes = sqlite3_column_blob(handle, index) else { return Data() }
         return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, index)))
+    }
+
+    /// A blob's bytes, copied into an array (a NULL or empty blob reads as empty): one
+    /// allocation, where `Data` makes two.
+    func bytes(_ index: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_blob(handle, index) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
     }
 }
 

@@ -32,12 +32,12 @@ struct MigrationTests {
             sql: """
                 INSERT INTO quotes (id, state, currency, submitted_at, updated_at, data)
                 VALUES (7, 'ready', 'USD', ?1, ?1, ?2)
-                """, arguments: [milliseconds, QuoteCodec.encode(ready)])
+                """, arguments: [milliseconds, Data(QuoteCodec.encode(ready))])
         try db.execute(
             sql: """
                 INSERT INTO events (at, type, quote_id, from_state, to_state, data)
                 VALUES (?1, 'quote.submitted', 7, NULL, 'submitted', ?3), (?1, 'quote.ready', 7, 'submitted', 'ready', ?2)
-                """, arguments: [milliseconds, QuoteCodec.encode(ready), submittedEventData])
+                """, arguments: [milliseconds, Data(QuoteCodec.encode(ready)), submittedEventData])
     }
 
     @Test("a v1 file's history rows move into their quotes' rows, and later steps append to them")
@@ -49,7 +49,7 @@ struct MigrationTests {
             let queue = try DatabaseQueue(path: directory.database)
             try SQLiteQuoteStore.migrator.migrate(queue, upTo: "v1: catalog, quotes, history, events")
             try await queue.write { db in
-                try Self.insertReady(ready, submittedEventData: QuoteCodec.encode(ready), into: db)
+                try Self.insertReady(ready, submittedEventData: Data(QuoteCodec.encode(ready)), into: db)
                 try db.execute(
                     sql: """
                         INSERT INTO quote_history (quote_id, seq, from_state, to_state, at)
@@ -112,7 +112,7 @@ struct MigrationTests {
                                (12, 'booked', NULL, ?5, 'USD', ?1, ?1, ?3, ?4)
                         """,
                     arguments: [
-                        milliseconds, QuoteCodec.encode(ready), QuoteCodec.encode(booked), history,
+                        milliseconds, Data(QuoteCodec.encode(ready)), Data(QuoteCodec.encode(booked)), Data(history),
                         mechanic.id.rawValue,
                     ])
                 try db.execute(

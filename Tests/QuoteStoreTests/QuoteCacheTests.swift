@@ -105,7 +105,7 @@ struct QuoteCacheTests {
     @Test("one quote kept over and over takes one entry and a bounded eviction order")
     func keptAgainStaysSmall() throws {
         let quote = try #require(try Self.sampleQuote())
-        let entry = QuoteCache.Entry(quote: quote, stored: 400, history: Data(count: 40))
+        let entry = QuoteCache.Entry(quote: quote, stored: 400, history: [UInt8](repeating: 0, count: 40))
         var cache = QuoteCache(budget: 1 << 20)
         for round in 1...10_000 {
             cache.begin(dataVersion: 1)
@@ -125,7 +125,7 @@ struct QuoteCacheTests {
     @Test("the cache holds no more than its budget, however many quotes pass through it")
     func boundedInBytes() throws {
         let quote = try #require(try Self.sampleQuote())
-        let entry = QuoteCache.Entry(quote: quote, stored: 400, history: Data(count: 40))
+        let entry = QuoteCache.Entry(quote: quote, stored: 400, history: [UInt8](repeating: 0, count: 40))
         let budget = 20 * entry.cost
         var cache = QuoteCache(budget: budget)
         for id in 1...1_000 {

@@ -36,7 +36,7 @@ struct StoredEventRowTests {
         let (submitted, priced) = try quotes(id)
         let pricedRow = StoredEventRow(
             seq: seq, at: milliseconds, type: "quote.ready", quote: id, from: "submitted",
-            data: QuoteCodec.encode(priced), by: "alice")
+            data: Data(QuoteCodec.encode(priced)), by: "alice")
         func first(_ data: Data) -> StoredEventRow {
             StoredEventRow(
                 seq: seq - 1, at: milliseconds, type: "quote.submitted", quote: id, from: nil, data: data, by: "alice")
@@ -44,7 +44,7 @@ struct StoredEventRowTests {
         return switch layout {
         case .oneRow: [pricedRow]
         case .bareRow: [first(Data()), pricedRow]
-        case .fullRow: [first(QuoteCodec.encode(submitted)), pricedRow]
+        case .fullRow: [first(Data(QuoteCodec.encode(submitted))), pricedRow]
         }
     }
 
