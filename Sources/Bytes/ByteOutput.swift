@@ -105,24 +105,33 @@ public struct ByteOutput: ~Copyable {
         }
     }
 
-    /// `value` in decimal, most significant digit first.
+    /// `value` in decimal, most significant digit first: its length counted first, then
+    /// written from the last digit back, two digits for each division (numbers are in
+    /// every frame: ids, amounts, sequence numbers).
     @inlinable public mutating func appendDigits(_ value: UInt64) {
-        reserve(20)
-        var remaining = value
-        var end = written
-        repeat {
-            base[end] = 48 + UInt8(remaining % 10)
-            remaining /= 10
-            end += 1
-        } while remaining > 0
-        // Written least significant first: turn them around in place.
-        var (low, high) = (written, end - 1)
-        while low < high {
-            (base[low], base[high]) = (base[high], base[low])
-            low += 1
-            high -= 1
+        var length = 1
+        var bound: UInt64 = 10
+        while length < 20 && value >= bound {
+            length += 1
+            bound &*= 10
         }
-        written = end
+        reserve(length)
+        var remaining = value
+        var end = written + length
+        while remaining >= 100 {
+            let pair = remaining % 100
+            remaining /= 100
+            end -= 2
+            base[end] = 48 + UInt8(truncatingIfNeeded: pair / 10)
+            base[end + 1] = 48 + UInt8(truncatingIfNeeded: pair % 10)
+        }
+        if remaining >= 10 {
+            base[end - 2] = 48 + UInt8(truncatingIfNeeded: remaining / 10)
+            base[end - 1] = 48 + UInt8(truncatingIfNeeded: remaining % 10)
+        } else {
+            base[end - 1] = 48 + UInt8(truncatingIfNeeded: remaining)
+        }
+        written += length
     }
 
     /// `value` in seven-bit groups, least significant first, the high bit set on all but the

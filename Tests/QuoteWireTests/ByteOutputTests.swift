@@ -23,7 +23,12 @@ struct ByteOutputTests {
         #expect(Array(output.bytes(from: expected.count - 4)) == Array("done".utf8))
     }
 
-    @Test("numbers are written in decimal, fixed widths zero-padded", arguments: [0, 7, 10, 1_234_567, UInt64.max])
+    @Test(
+        "numbers are written in decimal, fixed widths zero-padded",
+        arguments: [
+            0, 7, 9, 10, 11, 99, 100, 101, 999, 1_000, 1_234_567, 9_999_999_999, 10_000_000_000,
+            9_999_999_999_999_999_999, 10_000_000_000_000_000_000, UInt64.max - 1, UInt64.max,
+        ])
     func digits(_ value: UInt64) {
         var output = ByteOutput(capacity: 4)
         output.appendDigits(value)
