@@ -6,12 +6,12 @@ import QuoteStoreCodec
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let history = Data(bytes: data, count: size)
+    let history = Array(UnsafeBufferPointer(start: data, count: size))
     guard let steps = try? HistoryCodec.decode(history) else { return 0 }
-    guard history.isEmpty || HistoryCodec.appending(steps, to: Data()) == history else {
+    guard history.isEmpty || HistoryCodec.appending(steps, to: [UInt8]()) == history else {
         fatalError("a decoded history encodes to other bytes")
     }
-    let stepwise = steps.reduce(HistoryCodec.appending([], to: Data())) { history, step in
+    let stepwise = steps.reduce(HistoryCodec.appending([], to: [UInt8]())) { history, step in
         HistoryCodec.appending([step], to: history)
     }
     guard history.isEmpty || stepwise == history else {

@@ -149,12 +149,13 @@ private func checkQuoteReply(_ quote: Quote, id: RequestID?) {
     // Written from the domain, it is the JSON `WireQuote`'s `Codable` conformance writes, key
     // for key at every level, and it reads back as the wire value.
     let viaCodable = codec.encodeQuote(wire)
-    guard (try? codec.decode(WireQuote.self, from: encoded.json)) == wire,
+    guard (try? codec.decode(WireQuote.self, from: Array(encoded.json))) == wire,
         let direct = try? JSONSerialization.jsonObject(with: Data(encoded.json)) as? NSDictionary,
         let expected = try? JSONSerialization.jsonObject(with: Data(viaCodable.json)) as? NSDictionary,
         direct == expected
     else {
-        fatalError("the quote's two encodings differ:\n\(text(encoded.json))\n\(text(viaCodable.json))")
+        fatalError(
+            "the quote's two encodings differ:\n\(text(Array(encoded.json)))\n\(text(Array(viaCodable.json)))")
     }
     var reply = WireReply.success(id)
     reply.quote = wire
