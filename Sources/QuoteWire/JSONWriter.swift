@@ -110,30 +110,10 @@ struct JSONWriter: ~Copyable {
         output.append(UInt8(ascii: "\""))
     }
 
-    /// Whether `bytes` hold a quote, a backslash or a control character, tested a word at a
-    /// time (the "has zero byte" and "has byte less than" tests): text is scanned in every
-    /// string of every quote, so it reads words, not bytes.
+    /// Whether `bytes` hold a quote, a backslash or a control character (``TextScan``): most
+    /// text holds none and is copied whole.
     static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return false }
-        let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
-        var index = 0
-        while index &+ 8 <= bytes.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            let hits =
-                ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
-            if hits & highBits != 0 { return true }
-            index &+= 8
-        }
-        while index < bytes.count {
-            let byte = base[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            index &+= 1
-        }
-        return false
+        TextScan.end(of: bytes, from: 0, beyondASCII: false) < bytes.count
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {

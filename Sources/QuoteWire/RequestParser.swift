@@ -651,32 +651,10 @@ struct RequestParser {
     }
 
     /// Where the plain text that starts at `start` ends: the index of the first quote,
-    /// backslash, control character, DEL or byte beyond ASCII from there, or `bytes.count`.
-    /// Strings are most of a request's bytes, so they are scanned a word at a time (the "has
-    /// zero byte", "has byte less than" and "has byte greater than" tests, each exact as to
-    /// whether a word holds such a byte), and only the word that does, byte by byte.
+    /// backslash, control character, DEL or byte beyond ASCII from there, or `bytes.count`
+    /// (``TextScan``).
     static func endOfPlainText(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        guard let base = bytes.baseAddress else { return bytes.count }
-        let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
-        var index = max(start, 0)
-        while index &+ 8 <= bytes.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            let special =
-                ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
-                | (word &+ ones) | word
-            if special & highBits != 0 { break }
-            index &+= 8
-        }
-        while index < bytes.count {
-            let byte = base[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x7F { return index }
-            index &+= 1
-        }
-        return index
+        TextScan.end(of: bytes, from: start, beyondASCII: true)
     }
 
     /// The text of UTF-8 `bytes`, refused if they are not valid UTF-8. `String(decoding:)`
