@@ -103,7 +103,7 @@ public struct WireCodec {
         -> EncodedQuote
     {
         var writer = JSONWriter(capacity: sibling?.json.count ?? 768, dates: dates)
-        let shared = sibling.flatMap { sibling in sibling.requestPart.map { sibling.json[$0] } }
+        let shared = sibling?.requestBytes
         let requestPart = writer.quote(quote, currency: currency, requestFrom: shared)
         return EncodedQuote(json: ArraySlice(writer.bytes), requestPart: requestPart)
     }
@@ -173,7 +173,7 @@ public struct WireCodec {
         _ event: StoredEvent, writing quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote?
     ) -> (event: [UInt8], quote: EncodedQuote) {
         var writer = JSONWriter(capacity: (sibling?.json.count ?? 768) + 192, dates: dates)
-        let shared = sibling.flatMap { sibling in sibling.requestPart.map { sibling.json[$0] } }
+        let shared = sibling?.requestBytes
         let written = writer.event(event, writing: quote, currency: currency, requestFrom: shared)
         let bytes = writer.bytes
         return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
@@ -204,6 +204,10 @@ public struct EncodedQuote: Sendable, Hashable {
         self.json = json
         self.requestPart = requestPart
     }
+
+    /// The bytes of its request part, for a quote with the same request to copy; `nil` when
+    /// it was not written from a domain quote.
+    var requestBytes: ArraySlice<UInt8>? { requestPart.map { json[$0] } }
 
     /// Equal when the JSON is: where the request part lies is a detail of how it was written.
     public static func == (lhs: EncodedQuote, rhs: EncodedQuote) -> Bool { lhs.json == rhs.json }
