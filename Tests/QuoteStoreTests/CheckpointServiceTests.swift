@@ -50,8 +50,11 @@ struct CheckpointServiceTests {
         let group = ServiceGroup(configuration: .init(services: [service], logger: StoreFixtures.logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            // The condition: the log's pages have reached the database file.
+            // The condition: the log's pages have reached the database file (polled: a file
+            // grows without notice), within a deadline rather than for ever.
+            let deadline = ContinuousClock.now + .seconds(30)
             while Self.size(directory.database) == before {
+                try #require(ContinuousClock.now < deadline, "the checkpointer never copied the log")
                 try await Task.sleep(for: .milliseconds(5))
             }
             await group.triggerGracefulShutdown()
