@@ -17,27 +17,68 @@ package enum HistoryCodec {
     package static let version: UInt8 = 1
     package static let entrySize = 18
 
-    /// `history` with `steps` appended (an empty `history` gets its version byte first).
+    /// The most steps a row keeps: a quote's first, and its latest. One changed more often (a
+    /// booking reassigned over and over) loses the steps between, so that its row, the work
+    /// of each transition and a `get`'s reply stay bounded; the event log has every change.
+    package static let maximumSteps = 1_024
+
+    /// `history` with `steps` appended (an empty `history` gets its version byte first); past
+    /// ``maximumSteps``, the first step and the latest.
     package static func appending(_ steps: [StateChange], to history: some ContiguousBytes) -> [UInt8] {
         // Written in place into one allocation, not appended byte by byte.
         history.withUnsafeBytes { history in
-            let start = history.isEmpty ? 1 : history.count
-            let size = start + steps.count * entrySize
-            return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                let buffer = UnsafeMutableRawBufferPointer(buffer)
-                if history.isEmpty {
-                    buffer[0] = version
-                } else {
-                    buffer.copyMemory(from: history)
+            let kept = history.isEmpty ? 0 : (history.count - 1) / entrySize
+            guard kept + steps.count > maximumSteps else {
+                let start = history.isEmpty ? 1 : history.count
+                let size = start + steps.count * entrySize
+                return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                    let buffer = UnsafeMutableRawBufferPointer(buffer)
+                    if history.isEmpty {
+                        buffer[0] = version
+                    } else {
+                        buffer.copyMemory(from: history)
+                    }
+                    write(steps[...], into: buffer, at: start)
+                    count = size
                 }
-                write(steps, into: buffer, at: start)
-                count = size
             }
+            return bounded(appending: steps, to: history, kept: kept)
+        }
+    }
+
+    /// ``maximumSteps`` entries: the first of `history` and `steps`, then the latest.
+    private static func bounded(
+        appending steps: [StateChange], to history: UnsafeRawBufferPointer, kept: Int
+    ) -> [UInt8] {
+        let latest = maximumSteps - 1
+        let newSteps = min(steps.count, latest)
+        let oldSteps = latest - newSteps
+        let size = 1 + maximumSteps * entrySize
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            let buffer = UnsafeMutableRawBufferPointer(buffer)
+            buffer[0] = version
+            var offset = 1
+            if kept > 0 {
+                // The row's first step, then its latest that still fit.
+                let from = 1 + (kept - oldSteps) * entrySize
+                UnsafeMutableRawBufferPointer(rebasing: buffer[1...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: history[1..<(1 + entrySize)]))
+                UnsafeMutableRawBufferPointer(rebasing: buffer[(1 + entrySize)...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: history[from..<(from + oldSteps * entrySize)]))
+                offset = 1 + (1 + oldSteps) * entrySize
+            } else {
+                write(steps[..<1], into: buffer, at: 1)
+                offset = 1 + entrySize
+            }
+            write(steps.suffix(newSteps), into: buffer, at: offset)
+            count = size
         }
     }
 
     /// Writes `steps`' entries into `buffer` from `start` on.
-    private static func write(_ steps: [StateChange], into buffer: UnsafeMutableRawBufferPointer, at start: Int) {
+    private static func write(
+        _ steps: ArraySlice<StateChange>, into buffer: UnsafeMutableRawBufferPointer, at start: Int
+    ) {
         var offset = start
         for step in steps {
             buffer[offset] = code(step.from)

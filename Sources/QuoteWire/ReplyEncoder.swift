@@ -15,6 +15,10 @@ public struct ReplyEncoder {
     public let maxReplyBytes: Int
     private let codec = WireCodec()
 
+    /// The most a history step takes in a reply (two state names, a time, a 19-digit `seq`),
+    /// rounded up: a `get`'s history is cut to what `maxReplyBytes` holds of these.
+    static let historyStepBytes = 128
+
     /// An encoder whose pages end before `maxReplyBytes`.
     public init(maxReplyBytes: Int) {
         self.maxReplyBytes = maxReplyBytes
@@ -129,7 +133,14 @@ public struct ReplyEncoder {
         var reply = WireReply.success(id)
         switch answer {
         case .quote(let record):
-            reply.history = record.history.map {
+            // A history longer than the reply budget allows: its first step and its latest,
+            // and `truncated` (the event log has every change).
+            let limit = max(2, maxReplyBytes / Self.historyStepBytes)
+            let history =
+                record.history.count <= limit
+                ? record.history[...] : record.history.prefix(1) + record.history.suffix(limit - 1)
+            if history.count < record.history.count { reply.truncated = true }
+            reply.history = history.map {
                 WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
             }
             return (codec.encode(reply, writing: record.quote, currency: currency).reply, nil)

@@ -46,16 +46,22 @@ public struct ReplyScanner {
         return Substring(decoding: bytes[start..<end], as: UTF8.self)
     }
 
+    /// The whole number just after `key`; `nil` when there is none or it is beyond `Int64`
+    /// (quoted echoes an out-of-range request id as it was sent, and a peer may send anything).
     private func integer(after key: [UInt8], from offset: Int) -> (value: Int64, end: Int)? {
         guard var index = find(key, from: offset) else { return nil }
         var value: Int64 = 0
         var digits = 0
+        var overflow = false
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+            overflow = overflow || o1 || o2
+            value = sum
             index += 1
             digits += 1
         }
-        return digits > 0 ? (value, index) : nil
+        return digits > 0 && !overflow ? (value, index) : nil
     }
 
     /// The index just past the first occurrence of `key` at or after `offset`.

@@ -379,4 +379,32 @@ extension StagesTests {
         }
         #expect(answers == requests.map(\.1))
     }
+
+    @Test("a get whose history is longer than a reply holds gives its first step and its latest, and says truncated")
+    func longHistoryIsCut() async throws {
+        let (store, committer, decoder, _) = try stages()
+        // Room for three steps (128 bytes each, as the encoder counts them).
+        let encoder = ReplyEncoder(maxReplyBytes: 3 * 128)
+        func answer(_ body: String) async throws -> WireReply {
+            var batch = committer.newBatch()
+            decoder.decode(Self.frames("client-a", body), userId: nil, into: &batch)
+            let encoded = encoder.encodeReplies(await committer.commit(batch))
+            return try WireCodec().decode(WireReply.self, from: try #require(encoded.replies.first?.last))
+        }
+        let booked = try await answer(
+            Self.submit.replacingOccurrences(of: #""services""#, with: #""book":true,"services""#))
+        let id = try #require(booked.quote?.id)
+        #expect(booked.quote?.state == "booked")
+        let whole = try await answer(#"{"v":1,"op":"get","id":"g1","quoteId":\#(id)}"#)
+        #expect(whole.history?.map(\.seq) == [1, 2, 3])
+        #expect(whole.truncated == nil)
+
+        #expect(try await answer(#"{"v":1,"op":"complete","id":"w2","quoteId":\#(id)}"#).ok)
+        let stored = try #require(try await store.quote(QuoteID(id))).history.map(\.seq)
+        #expect(stored.count == 4)
+        let cut = try await answer(#"{"v":1,"op":"get","id":"g2","quoteId":\#(id)}"#)
+        #expect(cut.history?.map(\.seq) == [stored[0], stored[2], stored[3]])
+        #expect(cut.history?.last?.to == "completed")
+        #expect(cut.truncated == true)
+    }
 }

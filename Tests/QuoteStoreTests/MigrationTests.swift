@@ -218,6 +218,27 @@ struct MigrationTests {
         #expect(try HistoryCodec.decode(Data()).isEmpty)
     }
 
+    @Test(
+        "a history past its bound keeps its first step and its latest ones",
+        arguments: [[1, 1], [2, 1_100], [1_000, 30], [1_100], [1_023, 1], [1_024, 1], [3, 2_000, 5]]
+            + [Array(repeating: 1, count: 1_030)])
+    func historyIsBounded(_ chunks: [Int]) throws {
+        let total = chunks.reduce(0, +)
+        let steps = (0..<total).map {
+            StateChange(from: $0 == 0 ? nil : .booked, to: .booked, at: StoredTime.date(Int64($0)), seq: Int64($0) + 1)
+        }
+        var stored: [UInt8] = []
+        var start = 0
+        for chunk in chunks {
+            stored = HistoryCodec.appending(Array(steps[start..<(start + chunk)]), to: stored)
+            start += chunk
+        }
+        let expected =
+            total <= HistoryCodec.maximumSteps ? steps : [steps[0]] + steps.suffix(HistoryCodec.maximumSteps - 1)
+        #expect(try HistoryCodec.decode(stored) == expected)
+        #expect(stored.count <= 1 + HistoryCodec.maximumSteps * HistoryCodec.entrySize)
+    }
+
     @Test("a truncated or unknown stored history is refused, not misread")
     func corruptHistoryIsRefused() async throws {
         let stored = HistoryCodec.appending(

@@ -53,4 +53,24 @@ struct ReplyScannerTests {
         let scanner = ReplyScanner(bytes: try #require(logged.first?.message.last))
         #expect(scanner.eventQuoteID == 42)
     }
+
+    @Test(
+        "a number beyond Int64 reads as absent, not as a crash",
+        arguments: [
+            #"{"v":1,"id":9223372036854775808,"ok":false}"#,
+            #"{"v":1,"id":99999999999999999999999999,"ok":true,"quote":{"id":123456789012345678901234}}"#,
+            #"{"seq":1,"quoteId":18446744073709551616}"#,
+        ])
+    func numbersBeyondInt64(_ text: String) {
+        let scanner = ReplyScanner(bytes: Array(text.utf8))
+        #expect(scanner.requestID == nil)
+        #expect(scanner.quoteID == nil)
+        #expect(scanner.eventQuoteID == nil)
+    }
+
+    @Test("the largest Int64 still reads")
+    func largestNumber() {
+        let scanner = ReplyScanner(bytes: Array(#"{"v":1,"id":9223372036854775807,"ok":true}"#.utf8))
+        #expect(scanner.requestID == .max)
+    }
 }
