@@ -79,11 +79,13 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     // MARK: Committing
 
     /// Applies `batch`'s writes in one transaction, then answers its reads. A store that
-    /// fails applies nothing: every write's result is then missing (`writeResults` is `nil`).
+    /// fails applies nothing, unless it failed while committing (`writesMayHaveApplied`):
+    /// every write's result is then missing (`writeResults` is `nil`).
     public func commit(_ batch: RequestBatch<Ticket>) async -> CommittedBatch<Ticket> {
         // The batch's catalog, or the one its writes put in force: what its reads answer from.
         var inForce = batch.catalog
         var writeResults: [Result<CommandOutcome, QuoteError>]? = []
+        var writesMayHaveApplied = false
         var commit: Duration?
         defer { metrics.batch(size: batch.count, commit: commit) }
         if !batch.writes.isEmpty {
@@ -102,8 +104,11 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
             } catch {
                 answered()
                 metrics.storeFailed()
+                writesMayHaveApplied = error.outcomeUnknown
                 logger.error(
-                    "store failed; batch not applied", metadata: ["error": "\(error)", "commands": "\(requests.count)"])
+                    error.outcomeUnknown
+                        ? "store failed while committing; batch may be applied" : "store failed; batch not applied",
+                    metadata: ["error": "\(error)", "commands": "\(requests.count)"])
                 writeResults = nil
             }
         }
@@ -132,7 +137,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 readResults.append(.storeFailed)
             }
         }
-        return CommittedBatch(batch: batch, writeResults: writeResults, readResults: readResults)
+        return CommittedBatch(
+            batch: batch, writeResults: writeResults, readResults: readResults,
+            writesMayHaveApplied: writesMayHaveApplied)
     }
 
     /// Applies `requests`; on a shared store, a transaction rolled back by a conflict with
@@ -144,7 +151,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         while true {
             do {
                 return try await rulebook.applyBatch(requests: requests, catalog: catalog, to: store)
-            } catch  where error.code == .busy && store.isShared && attempt < 4 {
+            } catch  where error.code == .busy && !error.outcomeUnknown && store.isShared && attempt < 4 {
                 logger.notice(
                     "batch rolled back by a conflict with another daemon's transaction; again",
                     metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])

@@ -191,6 +191,9 @@ public final class CommandServer: ServiceLifecycle.Service {
         try secure(publisher, domain: AccessControl.eventsDomain)
         try publisher.set(.linger, 0)
         try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.eventHighWaterMark))
+        // What subscribers send are subscriptions, a topic prefix each: a frame longer than any
+        // topic could be costs its peer the connection, before it is buffered whole.
+        try publisher.set(.maxMessageSize, Self.maximumSubscriptionBytes)
         // Heartbeats find subscribers that vanished without closing, so they stop counting.
         try publisher.set(.heartbeatInterval, 5_000)
         try publisher.set(.heartbeatTimeout, 15_000)
@@ -291,11 +294,15 @@ public final class CommandServer: ServiceLifecycle.Service {
                 // A subscriber's key was withdrawn: unbinding drops every subscription; the
                 // others reconnect and authenticate anew, and catch up on what they missed by
                 // seq. The port is free again once libzmq has closed the old listener, a
-                // moment later: until then events are published to no one.
-                try publisher.unbind(endpoints.events)
-                connections.eventsUnbound()
-                eventsUnbound = true
-                logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
+                // moment later: until then events are published to no one. Still unbound from
+                // an earlier withdrawal, it has no subscriber to drop: those who connect once it
+                // is bound again are checked against the allow-list as it is then.
+                if !eventsUnbound {
+                    try publisher.unbind(endpoints.events)
+                    connections.eventsUnbound()
+                    eventsUnbound = true
+                    logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
+                }
             }
             if eventsUnbound, try Self.bindAgain(publisher, endpoints.events) {
                 eventsUnbound = false
@@ -401,6 +408,10 @@ public final class CommandServer: ServiceLifecycle.Service {
 
     /// Binds `socket` to `endpoint` again; `false` while the port is still held by the
     /// listener being closed (to try again on the loop's next turn).
+    /// The largest frame a subscriber may send: a subscription is one byte and a topic prefix,
+    /// and every topic quoted publishes is a few dozen bytes.
+    static let maximumSubscriptionBytes: Int64 = 1_024
+
     private static func bindAgain(_ socket: borrowing Socket, _ endpoint: String) throws(ZeroMQError) -> Bool {
         do {
             try socket.bind(endpoint)

@@ -5,17 +5,23 @@ public import QuoteCore
 public struct CommittedBatch<Ticket: Sendable>: Sendable {
     /// The batch, as it was received.
     public var batch: RequestBatch<Ticket>
-    /// One result per write, in order; `nil` when the store failed and applied nothing.
+    /// One result per write, in order; `nil` when the store failed and applied nothing, or
+    /// failed while committing (``writesMayHaveApplied``).
     public var writeResults: [Result<CommandOutcome, QuoteError>]?
+    /// The store failed while committing the writes: they may have been applied after all
+    /// (`StoreError.outcomeUnknown`).
+    public var writesMayHaveApplied: Bool
     /// One answer per read, in order.
     public var readResults: [QueryAnswer]
 
     /// The outcome of `batch`.
     public init(
-        batch: RequestBatch<Ticket>, writeResults: [Result<CommandOutcome, QuoteError>]?, readResults: [QueryAnswer]
+        batch: RequestBatch<Ticket>, writeResults: [Result<CommandOutcome, QuoteError>]?, readResults: [QueryAnswer],
+        writesMayHaveApplied: Bool = false
     ) {
         self.batch = batch
         self.writeResults = writeResults
         self.readResults = readResults
+        self.writesMayHaveApplied = writeResults == nil && writesMayHaveApplied
     }
 }

@@ -1,5 +1,6 @@
 /// A failure of the store itself (not a refused command): the database could not be opened,
-/// migrated, read or committed. The batch it concerned was not applied.
+/// migrated, read or committed. The batch it concerned was not applied, unless
+/// ``outcomeUnknown`` says that it may have been.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. New kinds may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -33,11 +34,21 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// Details, including the underlying database error.
     public let message: String
+    /// Whether it failed while committing, so that the batch may have been applied after all:
+    /// a connection lost during `COMMIT`, a commit no synchronous standby confirmed, a disk
+    /// that failed as the commit was written. Never acknowledged; not to be sent again blindly.
+    public let outcomeUnknown: Bool
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, outcomeUnknown: Bool = false) {
         self.code = code
         self.message = message
+        self.outcomeUnknown = outcomeUnknown
+    }
+
+    /// The same failure, met while committing: its batch may have been applied.
+    public var withUnknownOutcome: StoreError {
+        StoreError(code, message, outcomeUnknown: true)
     }
 
     public var description: String { "store \(code) error: \(message)" }

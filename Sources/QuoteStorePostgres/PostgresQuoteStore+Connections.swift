@@ -59,8 +59,12 @@ extension PostgresQuoteStore {
                     case .running(let connection, let since):
                         // A statement on a connection lost mid-transaction is not always
                         // answered: the transaction has failed, and the caller hears so.
+                        // Lost or cut off during a COMMIT, it may have committed: unknown.
                         if connection.isClosed {
-                            _ = gate.abandon(StoreError(.unavailable, "PostgreSQL: the connection was lost"))
+                            _ = gate.abandon(
+                                StoreError(
+                                    .unavailable, "PostgreSQL: the connection was lost; the outcome is unknown",
+                                    outcomeUnknown: true))
                             return
                         }
                         // A call that outlives its limit, typically a commit waiting for a
@@ -71,7 +75,7 @@ extension PostgresQuoteStore {
                             StoreError(
                                 .unavailable,
                                 "PostgreSQL: no answer within \(running) (is a synchronous standby down?);"
-                                    + " the outcome is unknown and was not acknowledged"))
+                                    + " the outcome is unknown and was not acknowledged", outcomeUnknown: true))
                         if abandoned { try? await connection.close() }
                         return
                     case .waiting:

@@ -2,7 +2,8 @@ import PostgresNIO
 import QuoteStore
 
 extension PostgresQuoteStore {
-    /// After a commit: when the server requires synchronous replication
+    /// After a commit: refuses one that the server answered before it was durable
+    /// (`synchronous_commit` `off`); when the server requires synchronous replication
     /// (`synchronous_standby_names` set, `synchronous_commit` `on`, `remote_write` or
     /// `remote_apply`), whether a synchronous standby has the commit.
     ///
@@ -26,7 +27,16 @@ extension PostgresQuoteStore {
             """)
         guard let row = settings.first else { return }
         let (position, level, required, names) = try decode(row, as: (String, String, Bool, String).self)
-        requirement.record(required: required)
+        // With `off`, the server answers a COMMIT before its record is flushed: a crash then
+        // loses what it had said was committed. Checked after every commit, never cached.
+        requirement.record(required: required || level == "off")
+        if level == "off" {
+            throw StoreError(
+                .unavailable,
+                "PostgreSQL: synchronous_commit is off, so a commit is not durable when the server answers;"
+                    + " the outcome is unknown and was not acknowledged (set synchronous_commit to on for quoted's role)"
+            )
+        }
         guard required else { return }
         // `ANY 2 (a, b, c)` is not met by one standby: as many as the server waits for.
         let needed = Int64(ReplicationRequirement.standbysRequired(by: names))

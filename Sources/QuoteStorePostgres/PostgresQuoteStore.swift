@@ -118,8 +118,14 @@ public final class PostgresQuoteStore: QuoteStore {
             }
             // From here on the transaction may have committed (a connection lost during COMMIT
             // leaves it unknown): its quote ids are never handed out again.
-            try await Self.run(connection, "COMMIT")
-            try await Self.confirmReplicated(connection, replication)
+            do throws(StoreError) {
+                try await Self.run(connection, "COMMIT")
+                try await Self.confirmReplicated(connection, replication)
+            } catch {
+                // A conflict the server reports (`busy`: a deadlock, a serialization failure)
+                // rolled the transaction back; anything else may have come after it committed.
+                throw error.code == .busy ? error : error.withUnknownOutcome
+            }
             if let recorded = transaction.recordedCatalog {
                 self.advanceCurrency(to: recorded.currency, version: recorded.version)
             }

@@ -304,27 +304,37 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction of `db`, mapping database failures:
     /// what `Database.inTransaction(.immediate)` does, with the `BEGIN` and `COMMIT` prepared
     /// once (GRDB parses each anew, on every batch). A failed body or commit is rolled back,
-    /// and the first error is the one thrown.
+    /// and the first error is the one thrown: for a failed commit, one of unknown outcome.
     private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         } catch {
             throw Self.storeError(error)
         }
+        let value: T
         do {
-            let value = try body(db)
+            value = try body(db)
             // A transaction SQLite rolled back on its own (an I/O error, a full disk) is not
             // committed by what ran after it: refused, as GRDB's transaction block refuses it.
             guard db.isInsideTransaction else {
                 throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back")
             }
-            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            return value
         } catch {
             // SQLite may have rolled back already (`SQLITE_FULL`, `SQLITE_IOERR`, ...): then
             // GRDB's rollback does nothing, and the body's error is still the one reported.
             try? db.rollback()
             throw Self.storeError(error)
+        }
+        do {
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return value
+        } catch {
+            // A commit that failed as it was written (an I/O error during its fsync) may have
+            // reached the log whole, and be there when the file is next opened: unknown. One
+            // refused for a lock (`SQLITE_BUSY`) left the transaction open, rolled back here.
+            try? db.rollback()
+            let failure = Self.storeError(error)
+            throw failure.code == .busy ? failure : failure.withUnknownOutcome
         }
     }
 

@@ -72,7 +72,12 @@ public struct ReplyEncoder {
                 if !tickets[index].envelope.isEmpty { replies[index] = Self.frames(tickets[index].envelope, body) }
             }
         } else {
-            let refusal = WireError(code: .storageError, message: "the store failed and nothing was applied; retry")
+            let refusal = WireError(
+                code: .storageError,
+                message: committed.writesMayHaveApplied
+                    ? "the store failed while committing: the outcome is unknown, and it may have been applied;"
+                        + " check (get, or send it again with the same idempotency key) before sending it again"
+                    : "the store failed and nothing was applied; retry")
             for write in batch.writes {
                 tickets[write.index].code = refusal.code
                 guard !tickets[write.index].envelope.isEmpty else { continue }

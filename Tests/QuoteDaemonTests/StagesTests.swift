@@ -16,11 +16,13 @@ import Testing
 /// demand in the real store).
 struct FailingCommits: QuoteStore {
     let store: SQLiteQuoteStore
+    /// Whether each commit fails as it is written, so that it may have been applied.
+    var outcomeUnknown = false
 
     func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> Committed<T> {
-        throw StoreError(.database, "disk I/O error (injected)")
+        throw StoreError(.database, "disk I/O error (injected)", outcomeUnknown: outcomeUnknown)
     }
     func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }
     func catalog() async throws(StoreError) -> Catalog { try await store.catalog() }
@@ -135,6 +137,25 @@ struct StagesTests {
         #expect(encoded.tickets.map { $0.received == nil } == [false, false, false, true])
         #expect(try await real.counts().values.reduce(0, +) == 0, "nothing was written")
         #expect(try await real.lastSequence() == 0)
+    }
+
+    @Test("a write whose commit failed with its outcome unknown is told that it may have been applied, not to retry")
+    func unknownOutcome() async throws {
+        let real = try SQLiteQuoteStore(path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let committer = try committer(FailingCommits(store: real, outcomeUnknown: true))
+        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        var batch = committer.newBatch()
+        decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
+        let committed = await committer.commit(batch)
+        #expect(committed.writeResults == nil && committed.writesMayHaveApplied)
+        let encoded = encoder.encodeReplies(committed)
+        #expect(encoder.encodeEvents(encoded).isEmpty)
+        let reply = try WireCodec().decode(WireReply.self, from: try #require(encoded.replies.first?.last))
+        #expect(reply.ok == false && reply.error?.code == .storageError)
+        let message = reply.error?.message ?? ""
+        #expect(message.contains("outcome is unknown") && message.contains("may have been applied"), "\(message)")
+        #expect(!message.contains("nothing was applied"), "\(message)")
     }
 
     @Test(

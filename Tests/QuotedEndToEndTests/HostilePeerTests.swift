@@ -186,6 +186,38 @@ struct HostilePeerTests {
             bytes <= 80_000 && reply["truncated"] as? Bool == true && reply["next"] as? Int != nil, "\(bytes) bytes")
     }
 
+    @Test("a subscriber that sends a frame longer than any topic loses its connection; others still hear events")
+    func oversizedSubscriptionIsDropped() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        let hostile = try Socket(context, type: .sub)
+        try hostile.set(.linger, 0)
+        let monitor = try hostile.openMonitor(events: [.connected, .disconnected])
+        defer { hostile.stopMonitor() }
+        try monitor.set(.receiveTimeout, 20_000)
+        try hostile.set(.subscribe, Array(repeating: UInt8(ascii: "q"), count: 4_096))
+        try hostile.connect(daemon.events)
+        #expect(try monitor.receiveMonitorEvent()?.event == .connected)
+        #expect(try monitor.receiveMonitorEvent()?.event == .disconnected)
+
+        let listener = try Socket(context, type: .sub)
+        try listener.set(.linger, 0)
+        try listener.set(.subscribe, Array("quote.".utf8))
+        try listener.connect(daemon.events)
+        var poller = Poller()
+        poller.register(listener)
+        // Subscribed once an event arrives: submitted until one does.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var heard = false
+        while !heard && ContinuousClock.now < deadline {
+            #expect(try client.call(Requests.submit())["ok"] as? Bool == true)
+            heard = try poller.poll(timeout: .milliseconds(200)) > 0
+        }
+        #expect(heard, "an ordinary subscriber hears events")
+    }
+
     // MARK: Text
 
     @Test(

@@ -218,11 +218,14 @@ struct PostgresFaultTests {
         #expect(cancelled, "the commit waited for the standby")
         let refused = try client.receive()
         #expect(refused.errorCode == "storage_error", "\(refused)")
+        // It committed on the primary: the client is told that it may have been applied.
+        #expect(Self.message(refused).contains("outcome is unknown"), "\(refused)")
         #expect(started.duration(to: .now) < .seconds(4), "refused by the confirmation, not the timeout")
         // Not cancelled: refused once the transaction timeout passes, its connection closed.
         let waited = ContinuousClock.now
         let timedOut = try client.call(Requests.submit(key: "timed-out"))
         #expect(timedOut.errorCode == "storage_error", "\(timedOut)")
+        #expect(Self.message(timedOut).contains("outcome is unknown"), "\(timedOut)")
         #expect(waited.duration(to: .now) < .seconds(10), "within the timeout: \(waited.duration(to: .now))")
         let ping = try client.call(Requests.op("ping"))
         #expect(ping["ok"] as? Bool == true, "quoted still answers: \(ping)")
@@ -245,6 +248,11 @@ struct PostgresFaultTests {
             try primary.sql(
                 "SELECT count(*) FROM quotes WHERE idempotency_key IN ('cancelled', 'timed-out')", database: name)
                 == "2")
+    }
+
+    /// A refusal's message.
+    static func message(_ reply: [String: Any]) -> String {
+        (reply["error"] as? [String: Any])?["message"] as? String ?? ""
     }
 
     /// Checks the log `client` reads: one gap-free sequence, no mechanic booked twice, every
