@@ -87,6 +87,10 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         var writeResults: [Result<CommandOutcome, QuoteError>]? = []
         var writesMayHaveApplied = false
         var commit: Duration?
+        // Once the store failed as unreachable in this batch, its other reads are answered so
+        // at once: each would wait as long again for the same server, and the batch's
+        // replies with them.
+        var unreachable: StoreError?
         defer { metrics.batch(size: batch.count, commit: commit) }
         if !batch.writes.isEmpty {
             let requests = batch.writes.map(\.request)
@@ -105,6 +109,7 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 answered()
                 metrics.storeFailed()
                 writesMayHaveApplied = error.outcomeUnknown
+                if error.code == .unavailable { unreachable = error }
                 logger.error(
                     error.outcomeUnknown
                         ? "store failed while committing; batch may be applied" : "store failed; batch not applied",
@@ -121,19 +126,30 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 readResults.append(stats)
                 continue
             }
+            if let unreachable {
+                if case .query(.ping) = read.request.kind {
+                    readResults.append(.pong(.failure(unreachable)))
+                } else {
+                    readResults.append(.storeFailed)
+                }
+                continue
+            }
             do {
                 defer { answered() }
                 let answer = try await rulebook.answer(
                     read.request, catalog: inForce, from: store, maximumRows: maximumRows)
                 switch answer {
                 case .stats: stats = answer
-                case .pong(.failure): metrics.storeFailed()
+                case .pong(.failure(let error)):
+                    metrics.storeFailed()
+                    if error.code == .unavailable { unreachable = error }
                 default: break
                 }
                 readResults.append(answer)
             } catch {
                 metrics.storeFailed()
                 logger.error("store read failed", metadata: ["error": "\(error)"])
+                if error.code == .unavailable { unreachable = error }
                 readResults.append(.storeFailed)
             }
         }
@@ -155,6 +171,8 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 logger.notice(
                     "batch rolled back by a conflict with another daemon's transaction; again",
                     metadata: ["attempt": "\(attempt)", "error": "\(error.message)"])
+                // The store answered this attempt: the stall limit counts from the next.
+                answered()
                 // Apart, so that the two do not meet again at once.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
                 attempt += 1

@@ -255,124 +255,147 @@ public final class CommandServer: ServiceLifecycle.Service {
         // While the store loop commits batch N, this thread replies to and publishes what
         // was committed before it, and receives and decodes batch N+1 message by message,
         // straight into the worker; when N is done, the store loop takes N+1 by itself.
-        while !stopping.load(ordering: .relaxed) {
-            let storeReady: Bool
-            let routerReady: Bool
-            let zapReady: Bool
-            let tailReady: Bool
-            if room {
-                try poller.poll(timeout: pollInterval)
-                (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
-                zapReady = poller.isReadable(zapIndex)
-                tailReady = tailIndex.map(poller.isReadable) ?? false
-            } else {
-                try storeOnly.poll(timeout: pollInterval)
-                (storeReady, routerReady) = (storeOnly.isReadable(0), false)
-                zapReady = storeOnly.isReadable(zapOnlyIndex)
-                tailReady = tailOnlyIndex.map(storeOnly.isReadable) ?? false
-            }
-            if let tail, tailReady {
-                try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
-            }
-            // Before any handshake is answered the monitors are read whatever the poll said:
-            // a connection's `accepted` always comes before its ZAP request, but may become
-            // readable after the poll that saw the request.
-            let monitorsReady =
-                zapReady
-                || (room
-                    ? poller.isReadable(commandsMonitorIndex.all) || poller.isReadable(eventsMonitorIndex.all)
-                    : storeOnly.isReadable(commandsMonitorIndex.storeOnly)
-                        || storeOnly.isReadable(eventsMonitorIndex.storeOnly))
-            if monitorsReady {
-                try Self.count(commandsMonitor, on: .commands, into: &connections)
-                try Self.count(eventsMonitor, on: .events, into: &connections)
-            }
-            if let access, zapReady {
-                try Self.answerHandshakes(zap, access: access, full: connections.isFull)
-            }
-            if let access, access.takeSubscriberRevocation() {
-                // A subscriber's key was withdrawn: unbinding drops every subscription; the
-                // others reconnect and authenticate anew, and catch up on what they missed by
-                // seq. The port is free again once libzmq has closed the old listener, a
-                // moment later: until then events are published to no one. Still unbound from
-                // an earlier withdrawal, it has no subscriber to drop: those who connect once it
-                // is bound again are checked against the allow-list as it is then.
-                if !eventsUnbound {
-                    try publisher.unbind(endpoints.events)
-                    connections.eventsUnbound()
-                    eventsUnbound = true
-                    logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
+        do {
+            while !stopping.load(ordering: .relaxed) {
+                let storeReady: Bool
+                let routerReady: Bool
+                let zapReady: Bool
+                let tailReady: Bool
+                if room {
+                    try poller.poll(timeout: pollInterval)
+                    (storeReady, routerReady) = (poller.isReadable(workerIndex), poller.isReadable(routerIndex))
+                    zapReady = poller.isReadable(zapIndex)
+                    tailReady = tailIndex.map(poller.isReadable) ?? false
+                } else {
+                    try storeOnly.poll(timeout: pollInterval)
+                    (storeReady, routerReady) = (storeOnly.isReadable(0), false)
+                    zapReady = storeOnly.isReadable(zapOnlyIndex)
+                    tailReady = tailOnlyIndex.map(storeOnly.isReadable) ?? false
+                }
+                if let tail, tailReady {
+                    try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
+                }
+                // Before any handshake is answered the monitors are read whatever the poll said:
+                // a connection's `accepted` always comes before its ZAP request, but may become
+                // readable after the poll that saw the request.
+                let monitorsReady =
+                    zapReady
+                    || (room
+                        ? poller.isReadable(commandsMonitorIndex.all) || poller.isReadable(eventsMonitorIndex.all)
+                        : storeOnly.isReadable(commandsMonitorIndex.storeOnly)
+                            || storeOnly.isReadable(eventsMonitorIndex.storeOnly))
+                if monitorsReady {
+                    try Self.count(commandsMonitor, on: .commands, into: &connections)
+                    try Self.count(eventsMonitor, on: .events, into: &connections)
+                }
+                if let access, zapReady {
+                    try Self.answerHandshakes(zap, access: access, full: connections.isFull)
+                }
+                if let access, access.takeSubscriberRevocation() {
+                    // A subscriber's key was withdrawn: unbinding drops every subscription; the
+                    // others reconnect and authenticate anew, and catch up on what they missed by
+                    // seq. The port is free again once libzmq has closed the old listener, a
+                    // moment later: until then events are published to no one. Still unbound from
+                    // an earlier withdrawal, it has no subscriber to drop: those who connect once it
+                    // is bound again are checked against the allow-list as it is then.
+                    if !eventsUnbound {
+                        try publisher.unbind(endpoints.events)
+                        connections.eventsUnbound()
+                        eventsUnbound = true
+                        logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
+                    }
+                }
+                if eventsUnbound, try Self.bindAgain(publisher, endpoints.events) {
+                    eventsUnbound = false
+                    logger.notice("events socket bound again", metadata: ["events": "\(endpoints.events)"])
+                }
+                if storeReady {
+                    for committed in worker.takeCommitted() {
+                        try send(
+                            committed, encoder: encoder, router: router, publisher: publisher, order: &order,
+                            window: &window, tail: tail)
+                    }
+                    room = worker.hasRoom
+                }
+                if room && (routerReady || storeReady) {
+                    // A bounded turn: past the budget the loop goes round again (the ROUTER stays
+                    // readable), so handshakes, the store's results and the watchdog keep their turn
+                    // however much a peer sends.
+                    var received = 0
+                    while received < Self.bytesPerTurn,
+                        let message = try router.receiveMultipart(
+                            dontWait: true, metadata: metadata, maximumFrames: RequestDecoder.maximumFrames)
+                    {
+                        received += message.frames.reduce(0) { $0 + $1.count }
+                        let userId = message.metadata["User-Id"]
+                        room = worker.receive { decoder.decode(message.frames, userId: userId, into: &$0) }
+                        if !room { break }
+                    }
+                }
+                access?.summarizeRefusals()
+                let now = clock.now
+                if let interval = notifier.watchdogInterval, now >= nextWatchdog {
+                    nextWatchdog = now + interval
+                    // This loop turning is not enough: a store loop stuck in one batch (a lock
+                    // never released, a disk that never answers) leaves every write unanswered.
+                    if let since = worker.committingSince, now - since > storeStallLimit {
+                        if !storeStalled {
+                            storeStalled = true
+                            logger.critical(
+                                "the store has not answered for longer than the stall limit; no longer telling systemd's watchdog the daemon lives",
+                                metadata: ["limit": "\(storeStallLimit)"])
+                            notifier.notify("STATUS=store stalled: no answer for over \(storeStallLimit)")
+                        }
+                    } else {
+                        if storeStalled {
+                            storeStalled = false
+                            logger.notice("the store commits again")
+                            notifier.notify(
+                                "STATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
+                        }
+                        notifier.notify("WATCHDOG=1")
+                    }
+                }
+                if window.skipped > 0, now - skipsLogged >= .seconds(10) {
+                    logger.warning(
+                        "events not published live: with them the last \(window.capacity) would pass eventQueueBytes; subscribers fill the gap by seq",
+                        metadata: ["skipped": "\(window.takeSkipped())"])
+                    skipsLogged = now
                 }
             }
-            if eventsUnbound, try Self.bindAgain(publisher, endpoints.events) {
-                eventsUnbound = false
-                logger.notice("events socket bound again", metadata: ["events": "\(endpoints.events)"])
-            }
-            if storeReady {
+            // systemd hears of the stop at once: the drain below waits for the store, and from
+            // here on its stop timeout, not the watchdog, bounds how long that may take.
+            notifier.notify("STOPPING=1\nSTATUS=stopping: answering what was received")
+            // Answer everything received: the batch being committed, then any received after it.
+            // What else wakes the poll is served too, or it would wake it again at once: the
+            // monitors (a reader that falls behind would block libzmq's I/O thread), handshakes
+            // and other daemons' commits.
+            while !worker.isDrained {
+                try storeOnly.poll(timeout: .seconds(1))
+                if storeOnly.isReadable(commandsMonitorIndex.storeOnly)
+                    || storeOnly.isReadable(eventsMonitorIndex.storeOnly)
+                {
+                    try Self.count(commandsMonitor, on: .commands, into: &connections)
+                    try Self.count(eventsMonitor, on: .events, into: &connections)
+                }
+                if let access, storeOnly.isReadable(zapOnlyIndex) {
+                    try Self.answerHandshakes(zap, access: access, full: connections.isFull)
+                }
+                if let tail, let tailOnlyIndex, storeOnly.isReadable(tailOnlyIndex) {
+                    try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
+                }
                 for committed in worker.takeCommitted() {
                     try send(
                         committed, encoder: encoder, router: router, publisher: publisher, order: &order,
                         window: &window, tail: tail)
                 }
-                room = worker.hasRoom
             }
-            if room && (routerReady || storeReady) {
-                // A bounded turn: past the budget the loop goes round again (the ROUTER stays
-                // readable), so handshakes, the store's results and the watchdog keep their turn
-                // however much a peer sends.
-                var received = 0
-                while received < Self.bytesPerTurn,
-                    let message = try router.receiveMultipart(
-                        dontWait: true, metadata: metadata, maximumFrames: RequestDecoder.maximumFrames)
-                {
-                    received += message.frames.reduce(0) { $0 + $1.count }
-                    let userId = message.metadata["User-Id"]
-                    room = worker.receive { decoder.decode(message.frames, userId: userId, into: &$0) }
-                    if !room { break }
-                }
-            }
-            access?.summarizeRefusals()
-            let now = clock.now
-            if let interval = notifier.watchdogInterval, now >= nextWatchdog {
-                nextWatchdog = now + interval
-                // This loop turning is not enough: a store loop stuck in one batch (a lock
-                // never released, a disk that never answers) leaves every write unanswered.
-                if let since = worker.committingSince, now - since > storeStallLimit {
-                    if !storeStalled {
-                        storeStalled = true
-                        logger.critical(
-                            "the store has not answered for longer than the stall limit; no longer telling systemd's watchdog the daemon lives",
-                            metadata: ["limit": "\(storeStallLimit)"])
-                        notifier.notify("STATUS=store stalled: no answer for over \(storeStallLimit)")
-                    }
-                } else {
-                    if storeStalled {
-                        storeStalled = false
-                        logger.notice("the store commits again")
-                        notifier.notify(
-                            "STATUS=listening on \(endpoints.commands), publishing on \(endpoints.events)")
-                    }
-                    notifier.notify("WATCHDOG=1")
-                }
-            }
-            if window.skipped > 0, now - skipsLogged >= .seconds(10) {
-                logger.warning(
-                    "events not published live: with them the last \(window.capacity) would pass eventQueueBytes; subscribers fill the gap by seq",
-                    metadata: ["skipped": "\(window.takeSkipped())"])
-                skipsLogged = now
-            }
-        }
-        // systemd hears of the stop at once: the drain below waits for the store, and from
-        // here on its stop timeout, not the watchdog, bounds how long that may take.
-        notifier.notify("STOPPING=1\nSTATUS=stopping: answering what was received")
-        // Answer everything received: the batch being committed, then any received after it.
-        while !worker.isDrained {
-            try storeOnly.poll(timeout: .seconds(1))
-            for committed in worker.takeCommitted() {
-                try send(
-                    committed, encoder: encoder, router: router, publisher: publisher, order: &order,
-                    window: &window, tail: tail)
-            }
+        } catch {
+            // The monitors stop before their readers close, on this path too (see
+            // `Socket.openMonitor`): an event sent to a closed reader blocks libzmq's I/O thread.
+            router.stopMonitor()
+            publisher.stopMonitor()
+            throw error
         }
         notifier.notify("STATUS=stopping")
         logger.notice("quoted stopping: in-flight batch answered, closing sockets")

@@ -7,6 +7,7 @@ import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
 import QuoteWire
+import Synchronization
 import Testing
 
 @testable import QuoteDaemon
@@ -18,15 +19,22 @@ struct FailingCommits: QuoteStore {
     let store: SQLiteQuoteStore
     /// Whether each commit fails as it is written, so that it may have been applied.
     var outcomeUnknown = false
+    /// How each commit fails.
+    var code = StoreError.Code.database
+    /// How many reads of a quote or of the last seq reached the store.
+    let reads = ReadCount()
 
     func write<T: Sendable>(
         _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> Committed<T> {
-        throw StoreError(.database, "disk I/O error (injected)", outcomeUnknown: outcomeUnknown)
+        throw StoreError(code, "disk I/O error (injected)", outcomeUnknown: outcomeUnknown)
     }
     func syncCatalog(_ catalog: Catalog) async throws(StoreError) { try await store.syncCatalog(catalog) }
     func catalog() async throws(StoreError) -> Catalog { try await store.catalog() }
-    func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? { try await store.quote(id) }
+    func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? {
+        reads.add()
+        return try await store.quote(id)
+    }
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
         try await store.quote(idempotencyKey: idempotencyKey)
     }
@@ -43,13 +51,23 @@ struct FailingCommits: QuoteStore {
     func events(after: Int64, limit: Int) async throws(StoreError) -> [StoredEvent] {
         try await store.events(after: after, limit: limit)
     }
-    func lastSequence() async throws(StoreError) -> Int64 { try await store.lastSequence() }
+    func lastSequence() async throws(StoreError) -> Int64 {
+        reads.add()
+        return try await store.lastSequence()
+    }
     func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
         try await store.pruneEvents(now: now, limit: limit)
     }
     func integrityViolations() async throws(StoreError) -> [IntegrityViolation] {
         try await store.integrityViolations()
     }
+}
+
+/// A count shared by the copies of a fake store.
+final class ReadCount: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add() { value.withLock { $0 += 1 } }
 }
 
 /// A fresh state directory and the daemon configuration that uses it, removed afterwards.
@@ -137,6 +155,27 @@ struct StagesTests {
         #expect(encoded.tickets.map { $0.received == nil } == [false, false, false, true])
         #expect(try await real.counts().values.reduce(0, +) == 0, "nothing was written")
         #expect(try await real.lastSequence() == 0)
+    }
+
+    @Test("once the store is unreachable in a batch, the batch's reads are answered at once, without asking it again")
+    func unreachableStoreFailsReadsAtOnce() async throws {
+        let real = try SQLiteQuoteStore(path: state.configuration.databasePath, catalog: .standard, logger: logger)
+        let failing = FailingCommits(store: real, code: .unavailable)
+        let committer = try committer(failing)
+        let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
+        let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
+        var batch = committer.newBatch()
+        decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
+        decoder.decode(Self.frames("client-b", #"{"v":1,"op":"ping","id":"p"}"#), userId: nil, into: &batch)
+        decoder.decode(Self.frames("client-c", #"{"v":1,"op":"get","id":"g","quoteId":1}"#), userId: nil, into: &batch)
+        let encoded = encoder.encodeReplies(await committer.commit(batch))
+        let codec = WireCodec()
+        let replies = try encoded.replies.map { try codec.decode(WireReply.self, from: try #require($0.last)) }
+        #expect(replies.count == 3)
+        #expect(replies[0].error?.code == .storageError)
+        #expect(replies[1].store == "down", "the ping says the store is down")
+        #expect(replies[2].error?.code == .storageError)
+        #expect(failing.reads.count == 0, "no read waited on the unreachable store")
     }
 
     @Test("a write whose commit failed with its outcome unknown is told that it may have been applied, not to retry")
