@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A CURVE certificate in czmq's `zcert` format, the files that czmq and pyzmq's `zmq.auth`
 /// read and write: ZPL text with a `metadata` section (`name = value` pairs, such as a
 /// client's role) and a `curve` section with `public-key` and, in the secret file only,
@@ -81,13 +85,46 @@ public struct Certificate: Sendable, Hashable {
         self.metadata = metadata
     }
 
-    /// Reads the certificate file at `path`.
+    /// The largest certificate file read: one is a few hundred bytes.
+    public static let maximumFileBytes = 65_536
+
+    /// Reads the certificate file at `path`: a regular file of at most ``maximumFileBytes``.
+    /// Anything else in its place (a FIFO, a device, a directory, a huge file) is refused
+    /// without being waited on or read whole, so that a reload of the keys never hangs on it.
     public static func load(_ path: String) throws(CertificateError) -> Certificate {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw CertificateError(.unreadable, "cannot read \(path): \(error.localizedDescription)")
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CertificateError(.unreadable, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw CertificateError(.unreadable, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw CertificateError(.unreadable, "cannot read \(path): not a regular file")
+        }
+        guard status.st_size <= maximumFileBytes else {
+            throw CertificateError(.unreadable, "cannot read \(path): larger than \(maximumFileBytes) bytes")
+        }
+        var bytes = [UInt8](repeating: 0, count: maximumFileBytes + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { read(descriptor, $0 + count, buffer.count - count) } ?? 0
+            }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else {
+                throw CertificateError(.unreadable, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if got == 0 { break }
+            count += got
+        }
+        guard count <= maximumFileBytes else {
+            throw CertificateError(.unreadable, "cannot read \(path): larger than \(maximumFileBytes) bytes")
+        }
+        guard let text = String(validating: bytes[..<count], as: UTF8.self) else {
+            throw CertificateError(.unreadable, "cannot read \(path): not UTF-8 text")
         }
         return try Certificate(parsing: text, source: path)
     }

@@ -26,6 +26,25 @@ struct CertificateTests {
         #expect((mode as? NSNumber)?.intValue == 0o600)
     }
 
+    @Test(
+        "a FIFO, a directory or an oversized file in a certificate's place is refused at once, never waited on or read whole",
+        arguments: ["fifo", "directory", "huge"])
+    func onlySmallRegularFilesAreRead(kind: String) throws {
+        let path = directory + "/odd.key"
+        switch kind {
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        default:
+            let certificate = try Certificate.generate()
+            let text = try String(
+                contentsOfFile: try certificate.save(named: "big", in: directory).publicFile, encoding: .utf8)
+            try (text + String(repeating: "# padding\n", count: 10_000)).write(
+                toFile: path, atomically: true, encoding: .utf8)
+        }
+        let refused = #expect(throws: CertificateError.self) { try Certificate.load(path) }
+        #expect(refused?.code == .unreadable, "\(String(describing: refused))")
+    }
+
     @Test("an existing pair is never replaced unless asked")
     func noAccidentalReplace() throws {
         let first = try Certificate.generate()
