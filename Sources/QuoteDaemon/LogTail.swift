@@ -28,12 +28,23 @@ final class LogTail: Sendable {
         var skippedAfter: Int64?
         /// The store failed at the last read (logged once until it works again).
         var failing = false
+        /// What was read and is not known to be published yet: each page's last `seq` and its
+        /// encoded bytes, oldest first.
+        var unpublished: [(through: Int64, bytes: Int)] = []
+
+        /// The bytes read and not published through `seq` yet.
+        mutating func unpublishedBytes(after seq: Int64) -> Int {
+            unpublished.removeAll { $0.through <= seq }
+            return unpublished.reduce(0) { $0 + $1.bytes }
+        }
     }
 
     /// Events read per statement.
     static let pageSize = 1_000
-    /// How far reading may run ahead of publishing.
+    /// How far reading may run ahead of publishing, in events and in encoded bytes: those
+    /// read wait for the I/O thread, or in ``PublishOrder`` for an earlier one.
     static let readAhead: Int64 = 20_000
+    static let readAheadBytes = 32 << 20
 
     private let store: any QuoteStore
     private let encode: @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
@@ -109,7 +120,9 @@ final class LogTail: Sendable {
         // to find the row at fault.
         var oneByOne = 0
         do throws(StoreError) {
-            while cursor - published.load(ordering: .relaxed) < Self.readAhead {
+            while cursor - published.load(ordering: .relaxed) < Self.readAhead,
+                state.withLock({ $0.unpublishedBytes(after: published.load(ordering: .relaxed)) }) < Self.readAheadBytes
+            {
                 let events: [StoredEvent]
                 do {
                     events = try await store.events(after: cursor, limit: oneByOne > 0 ? 1 : Self.pageSize)
@@ -140,8 +153,10 @@ final class LogTail: Sendable {
                 let encoded = encode(events)
                 let after = cursor
                 cursor = last.seq
+                let bytes = encoded.reduce(0) { sum, event in event.message.reduce(sum) { $0 + $1.count } }
                 state.withLock { state in
                     state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: encoded))
+                    state.unpublished.append((cursor, bytes))
                     state.skippedAfter = nil
                     state.cursor = cursor
                 }
