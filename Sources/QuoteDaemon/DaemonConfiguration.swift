@@ -133,15 +133,17 @@ public struct DaemonConfiguration: Sendable, Hashable {
     }
 
     /// The commands socket's queue per peer for replies, in messages: ``peerQueueBytes`` of
-    /// the largest replies (libzmq counts messages, not bytes).
+    /// the largest replies (libzmq counts messages, not bytes). A reply is at most twice the
+    /// larger of ``maxReplyBytes`` and ``maxMessageBytes``: a page, or a `get`'s history, ends
+    /// before the first; a write's quote is its request's text, escaped; at least one.
     public var replyHighWaterMark: Int {
-        min(highWaterMark, max(16, peerQueueBytes / max(maxReplyBytes, maxMessageBytes)))
+        min(highWaterMark, max(1, peerQueueBytes / (2 * max(maxReplyBytes, maxMessageBytes))))
     }
 
     /// The commands socket's queue per peer for requests, in messages: ``peerQueueBytes`` of
-    /// the largest requests.
+    /// the largest requests libzmq takes, frames of twice ``maxMessageBytes``; at least one.
     public var requestHighWaterMark: Int {
-        min(highWaterMark, max(16, peerQueueBytes / maxMessageBytes))
+        min(highWaterMark, max(1, peerQueueBytes / (2 * maxMessageBytes)))
     }
 
     /// The events socket's queue per subscriber, in messages; ``eventQueueBytes`` bounds

@@ -104,12 +104,31 @@ extension PostgresQuoteStore {
         // One row more than the page, in the same statement (one snapshot, which pruning
         // cannot cut between): the row after a bare submission (data from before v8) that
         // ends the page.
-        let rows = try await query(
-            """
+        let statement: PostgresQuery = """
             SELECT seq, at, type, quote_id, from_state, data, actor FROM events
             WHERE seq > \(after) ORDER BY seq LIMIT \(StoredEventRow.rowsToRead(forPage: limit))
             """
-        ).map(Self.eventRow)
+        let (logger, replication) = (logger, replication)
+        let rows = try await withConnection { connection throws(StoreError) in
+            let rows: [PostgresRow]
+            do {
+                rows = try await connection.query(statement, logger: logger).collect()
+            } catch {
+                throw Self.storeError(error)
+            }
+            // Events a synchronous standby may not have (a commit whose wait was cancelled)
+            // are not handed out, to subscribers or to another daemon's tail: after a failover
+            // they would be gone, and their numbers given to other events.
+            guard !rows.isEmpty else { return rows }
+            do throws(StoreError) {
+                try await Self.confirmReplicated(connection, replication)
+            } catch {
+                throw StoreError(
+                    .unavailable,
+                    "PostgreSQL: events no synchronous standby has confirmed are not read out (\(error.message))")
+            }
+            return rows
+        }.map(Self.eventRow)
         do {
             return try StoredEventRow.page(rows, after: after, limit: limit)
         } catch {

@@ -229,6 +229,10 @@ struct PostgresFaultTests {
         #expect(waited.duration(to: .now) < .seconds(10), "within the timeout: \(waited.duration(to: .now))")
         let ping = try client.call(Requests.op("ping"))
         #expect(ping["ok"] as? Bool == true, "quoted still answers: \(ping)")
+        // The cancelled commit is in the primary's log, but no standby has it: the log is not
+        // read out past what a standby confirmed, to anyone.
+        let log = try client.call(Requests.op("events", ["since": 0]))
+        #expect(log.errorCode == "storage_error", "\(log)")
 
         // The standby back: writes are acknowledged again, and each retry, with its key, gets
         // its one quote, whatever became of the first attempt.
