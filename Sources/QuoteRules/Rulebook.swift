@@ -14,17 +14,25 @@ public import QuoteStore
 /// Every command decides before it writes: each refusal (a transition the state machine does
 /// not allow, a mechanic who is busy or unable, no one free) comes before the first change,
 /// and a claim that fails changes nothing. So a refused command leaves no trace in its batch
-/// without a savepoint; the one step that may be refused after a write, booking a submission
-/// just recorded, runs inside one.
+/// without a savepoint; the steps that may be refused after a write, booking a submission
+/// just recorded and putting a quote in a line found full, run inside one.
 public struct Rulebook: Sendable {
     /// Whether a name the batch's catalog does not know is looked up again in the transaction
     /// (``CheckedCommand/recheck(_:refusal:)``) rather than refused at once: on a store other
     /// daemons change too, whose catalog may be newer than this daemon's.
     private let rechecksUnknownNames: Bool
+    /// The most quotes the wait-list holds: past it, a booking that would wait is refused as
+    /// one that may not wait is. Every step of the line (a place counted, the oldest found
+    /// that a mechanic can serve) reads at most this many rows.
+    public let maximumWaiting: Int
+
+    /// The wait-list's default bound.
+    public static let defaultMaximumWaiting = 10_000
 
     /// Creates the rulebook; with `sharedStore`, for a store other daemons write too.
-    public init(sharedStore: Bool = false) {
+    public init(sharedStore: Bool = false, maximumWaiting: Int = Rulebook.defaultMaximumWaiting) {
         rechecksUnknownNames = sharedStore
+        self.maximumWaiting = max(1, maximumWaiting)
     }
 
     // MARK: Before the transaction
@@ -401,11 +409,21 @@ public struct Rulebook: Sendable {
         return CommandOutcome(quote: booked, events: events)
     }
 
-    /// Puts a ready quote in line, for `mechanic` alone when given.
+    /// Puts a ready quote in line, for `mechanic` alone when given; refused, and undone, when
+    /// the line already holds ``maximumWaiting`` quotes.
     private func enqueue(_ quote: Quote, for mechanic: Mechanic?, with steps: Steps) async throws -> CommandOutcome {
-        let waiting = try quote.waiting(for: mechanic, at: steps.transaction.now)
+        let transaction = steps.transaction
+        let waiting = try quote.waiting(for: mechanic, at: transaction.now)
+        try await transaction.savepoint()
         let events = try await steps.record(waiting, replacing: quote)
-        let position = try await steps.transaction.waitPosition(of: quote.id)
+        let position = try await transaction.waitPosition(of: quote.id)
+        guard position <= maximumWaiting else {
+            try await transaction.rollbackToSavepoint()
+            throw QuoteError(
+                .noMechanicAvailable,
+                "no mechanic is free for this quote, and the wait-list is full (\(maximumWaiting) quotes)")
+        }
+        try await transaction.releaseSavepoint()
         return CommandOutcome(quote: waiting, events: events, waitPosition: position)
     }
 

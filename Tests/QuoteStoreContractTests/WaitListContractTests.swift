@@ -43,6 +43,40 @@ struct WaitListContractTests {
         #expect(try await contract.store.integrityViolations().isEmpty)
     }
 
+    @Test(
+        "a booking that would wait in a full line is refused as one that may not wait, and changes nothing",
+        arguments: StoreFactory.all)
+    func fullLine(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 1))
+        let rules = Rulebook(maximumWaiting: 2)
+        func apply(_ command: QuoteCommand) async throws -> Result<CommandOutcome, QuoteError> {
+            try await rules.apply([command], catalog: contract.catalog, to: contract.store, at: contract.clock.now)[0]
+        }
+        let submitAndWait = QuoteCommand.submit(Contract.submission(), idempotencyKey: nil, book: true, wait: true)
+        #expect(try await apply(submitAndWait).get().changedQuote.status == .booked)
+        let first = try await apply(submitAndWait).get()
+        let second = try await apply(submitAndWait).get()
+        #expect(first.waitPosition == 1 && second.waitPosition == 2)
+
+        let third = try await apply(submitAndWait).get()
+        #expect(try third.changedQuote.status == .ready, "submitted, not put in line")
+        #expect(third.bookingError?.code == .noMechanicAvailable)
+        #expect(
+            third.bookingError?.message.contains("wait-list is full") == true,
+            "\(String(describing: third.bookingError))")
+        #expect(third.events.map(\.type) == ["quote.submitted", "quote.ready"])
+        let line = [try first.changedQuote.id, try second.changedQuote.id]
+        #expect(try await contract.store.waitingQuotes(limit: 10).map(\.id) == line)
+
+        let before = try await contract.store.lastSequence()
+        let booking = try await apply(.book(try third.changedQuote.id, mechanic: nil, wait: true))
+        #expect(throws: QuoteError.self) { try booking.get() }
+        #expect(try await contract.store.lastSequence() == before, "nothing was written")
+        #expect(try await contract.store.quote(try third.changedQuote.id)?.quote.status == .ready)
+        #expect(try await contract.store.waitingQuotes(limit: 10).map(\.id) == line)
+        #expect(try await contract.store.integrityViolations().isEmpty)
+    }
+
     @Test("a quote that named a busy mechanic waits for them alone", arguments: StoreFactory.all)
     func namedWait(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory, catalog: try StoreContractTests.catalog(juniors: 2))
