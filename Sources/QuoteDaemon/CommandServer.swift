@@ -429,12 +429,12 @@ public final class CommandServer: ServiceLifecycle.Service {
         try socket.set(.zapEnforceDomain, true)
     }
 
-    /// Binds `socket` to `endpoint` again; `false` while the port is still held by the
-    /// listener being closed (to try again on the loop's next turn).
     /// The largest frame a subscriber may send: a subscription is one byte and a topic prefix,
     /// and every topic quoted publishes is a few dozen bytes.
     static let maximumSubscriptionBytes: Int64 = 1_024
 
+    /// Binds `socket` to `endpoint` again; `false` while the port is still held by the
+    /// listener being closed (to try again on the loop's next turn).
     private static func bindAgain(_ socket: borrowing Socket, _ endpoint: String) throws(ZeroMQError) -> Bool {
         do {
             try socket.bind(endpoint)
