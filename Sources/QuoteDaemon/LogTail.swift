@@ -44,6 +44,7 @@ final class LogTail: Sendable {
     /// How far reading may run ahead of publishing, in events and in encoded bytes: those
     /// read wait for the I/O thread, or in ``PublishOrder`` for an earlier one.
     static let readAhead: Int64 = 20_000
+    /// How far reading may run ahead of publishing in encoded bytes (past one page).
     static let readAheadBytes = 32 << 20
 
     private let store: any QuoteStore

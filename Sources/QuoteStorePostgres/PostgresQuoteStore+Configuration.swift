@@ -136,6 +136,10 @@ extension PostgresQuoteStore {
                 database: parts.database, tls: parts.tls ? .require(.makeClientConfiguration()) : .disable)
             configuration.options.maximumConnections = poolSize
             configuration.options.connectTimeout = connectTimeout
+            // How its sessions are told from others' (`pg_stat_activity`), to end those it gave up on.
+            configuration.options.additionalStartupParameters = [
+                ("application_name", PostgresQuoteStore.applicationName)
+            ]
             return configuration
         }
 

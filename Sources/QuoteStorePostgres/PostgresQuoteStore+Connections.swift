@@ -76,7 +76,10 @@ extension PostgresQuoteStore {
                                 .unavailable,
                                 "PostgreSQL: no answer within \(running) (is a synchronous standby down?);"
                                     + " the outcome is unknown and was not acknowledged", outcomeUnknown: true))
-                        if abandoned { try? await connection.close() }
+                        if abandoned {
+                            try? await connection.close()
+                            Self.endAbandonedSessions(on: client, after: running, logger: logger)
+                        }
                         return
                     case .waiting:
                         break
@@ -112,6 +115,42 @@ extension PostgresQuoteStore {
             throw error
         }
     }
+
+    /// The server keeps a session whose client closed its connection while it waited for a
+    /// synchronous standby (its commit is made locally, and it waits until the standby comes
+    /// back), one more each time a commit is given up on, until its connections run out. So
+    /// `timeout` (the transaction timeout) after one is given up on, quoted's sessions that
+    /// have waited for a standby longer than that, given up on by every daemon with the same
+    /// timeout, are ended.
+    static func endAbandonedSessions(on client: PostgresClient, after timeout: Duration, logger: Logger) {
+        Task {
+            try? await Task.sleep(for: timeout)
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+            do {
+                let ended = try await client.withConnection { connection in
+                    try await connection.query(
+                        """
+                        SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                        WHERE datname = current_database() AND usename = current_user AND pid <> pg_backend_pid()
+                            AND application_name = \(applicationName) AND wait_event = 'SyncRep'
+                            AND query_start < now() - make_interval(secs => \(seconds))
+                        """, logger: logger
+                    ).collect().first?.decode(Int64.self) ?? 0
+                }
+                if ended > 0 {
+                    logger.notice(
+                        "ended sessions left waiting for a synchronous standby", metadata: ["sessions": "\(ended)"])
+                }
+            } catch {
+                logger.warning(
+                    "cannot end sessions left waiting for a synchronous standby", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// The `application_name` of quoted's sessions, which ``endAbandonedSessions(on:after:logger:)``
+    /// looks for.
+    static let applicationName = "quoted"
 
     func query(_ build: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
         let query: PostgresQuery

@@ -227,6 +227,15 @@ struct PostgresFaultTests {
         #expect(timedOut.errorCode == "storage_error", "\(timedOut)")
         #expect(Self.message(timedOut).contains("outcome is unknown"), "\(timedOut)")
         #expect(waited.duration(to: .now) < .seconds(10), "within the timeout: \(waited.duration(to: .now))")
+        // Its session, left waiting for the standby, is ended a transaction timeout later,
+        // rather than kept until the standby is back.
+        let ended = ContinuousClock.now + .seconds(30)
+        var waiting = "?"
+        while ContinuousClock.now < ended {
+            waiting = try primary.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+            if waiting == "0" { break }
+        }
+        #expect(waiting == "0", "sessions still waiting for the standby: \(waiting)")
         let ping = try client.call(Requests.op("ping"))
         #expect(ping["ok"] as? Bool == true, "quoted still answers: \(ping)")
         // The cancelled commit is in the primary's log, but no standby has it: the log is not
