@@ -202,8 +202,8 @@ public final class CommandServer: ServiceLifecycle.Service {
         // handler refuses new handshakes (with `security`; without it quoted is local only).
         // Attached before either socket is bound, so that no connection goes uncounted.
         var connections = ConnectionCount(limit: configuration.maxConnections)
-        let commandsMonitor = try router.openMonitor(events: ConnectionCount.monitored)
-        let eventsMonitor = try publisher.openMonitor(events: ConnectionCount.monitored)
+        let commandsMonitor = try router.openMonitor(events: [.accepted, .disconnected])
+        let eventsMonitor = try publisher.openMonitor(events: [.accepted, .disconnected])
         try router.bind(configuration.endpoint)
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)

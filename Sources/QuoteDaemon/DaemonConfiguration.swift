@@ -28,10 +28,9 @@ import QuoteStore
 /// - `allowInsecure` / `QUOTED_ALLOW_INSECURE`: `true` lets `endpoint` and `events` bind beyond this host (any address
 ///   but loopback, `ipc://` and `inproc://`) without `security`; default false, and such a bind stops start-up.
 /// - `maxConnections` / `QUOTED_MAX_CONNECTIONS`: connections to both sockets together past which, with `security`,
-///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts once its handshake is complete, so
-///   peers that connect and never complete one (dropped after the handshake timeout, 10 s) cannot lock listed keys out;
-///   the count follows the sockets' monitors, so it may trail a connection by a moment. Keep it below the open-files
-///   limit.
+///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts from its accept, so one that never
+///   completes its handshake counts until the handshake timeout (10 s) drops it; the count follows the sockets'
+///   monitors, so it may trail a connection by a moment. Keep it below the open-files limit.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
 ///   allow, 1 to 10,000,000; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,

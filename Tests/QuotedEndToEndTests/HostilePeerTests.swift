@@ -426,8 +426,9 @@ struct HostilePeerTests {
             #expect(try alice.call(Requests.op("ping"))["ok"] as? Bool == true)
             let bob = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("bob"))
             #expect(try bob.call(Requests.op("ping"))["ok"] as? Bool == true)
-            // Two connections past their handshake: the third is refused at once (monitors are
-            // attached before quoted binds, and read before any handshake is answered).
+            // A connection is counted when accepted, before its handshake: the third is refused
+            // at once (monitors are attached before quoted binds, and read before any handshake
+            // is answered).
             let third = try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake
             #expect(third == .failed)
             #expect(secure.daemon.waitForLog { $0.contains { $0.contains("maxConnections") } })
@@ -438,37 +439,6 @@ struct HostilePeerTests {
             outcome = try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake
         }
         #expect(outcome == .succeeded)
-    }
-
-    @Test("peers that connect and never complete a handshake do not lock listed keys out")
-    func silentConnectionsLockNoOneOut() throws {
-        let secure = try SecureDaemon(
-            clients: [("alice", "client"), ("bob", "client")], environment: ["QUOTED_MAX_CONNECTIONS": "2"])
-        let context = try Context()
-        // More TCP connections than the limit, none of them speaking.
-        let port = try #require(secure.daemon.commands.split(separator: ":").last.flatMap { UInt16($0) })
-        var silent: [Int32] = []
-        defer { for descriptor in silent { close(descriptor) } }
-        for _ in 0..<8 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            #expect(connected == 0)
-            silent.append(descriptor)
-        }
-        // Listed keys still complete theirs, up to the limit.
-        let alice = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("alice"))
-        #expect(try alice.call(Requests.op("ping"))["ok"] as? Bool == true)
-        let bob = try Client(context, endpoint: secure.daemon.commands, curve: try secure.keys("bob"))
-        #expect(try bob.call(Requests.op("ping"))["ok"] as? Bool == true)
-        #expect(try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake == .failed)
     }
 
     @Test("out of file descriptors, quoted keeps its watchdog and serves the peers already connected")
