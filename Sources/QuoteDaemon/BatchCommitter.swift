@@ -87,9 +87,10 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         var writeResults: [Result<CommandOutcome, QuoteError>]? = []
         var writesMayHaveApplied = false
         var commit: Duration?
-        // Once the store failed as unreachable in this batch, its other reads are answered so
-        // at once: each would wait as long again for the same server, and the batch's
-        // replies with them.
+        // Once a read found the store unreachable in this batch, its other reads are answered
+        // so at once: each would wait as long again for the same server, and the batch's
+        // replies with them. (A write refused as `unavailable` may only lack a standby's
+        // confirmation: reads go on then.)
         var unreachable: StoreError?
         defer { metrics.batch(size: batch.count, commit: commit) }
         if !batch.writes.isEmpty {
@@ -109,7 +110,6 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
                 answered()
                 metrics.storeFailed()
                 writesMayHaveApplied = error.outcomeUnknown
-                if error.code == .unavailable { unreachable = error }
                 logger.error(
                     error.outcomeUnknown
                         ? "store failed while committing; batch may be applied" : "store failed; batch not applied",

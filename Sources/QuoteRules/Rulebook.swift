@@ -194,7 +194,8 @@ public struct Rulebook: Sendable {
     /// Applies `requests` in one transaction of `store`, each succeeding or refused on its
     /// own, and says which catalog is in force after it when the batch changed it (or found
     /// the store's newer than `catalog`): the one to check the next batches against. Throws
-    /// only when the store failed, and then nothing was applied.
+    /// only when the store failed, and then nothing was applied, unless the error says the
+    /// outcome is unknown (`StoreError.outcomeUnknown`).
     public func applyBatch(
         requests: [CheckedRequest], catalog: Catalog, to store: any QuoteStore
     ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {

@@ -123,8 +123,9 @@ extension PostgresQuoteStore {
             do throws(StoreError) {
                 try await Self.confirmReplicated(connection, replication)
             } catch {
+                // Not `unavailable`: the server answers, and is not to be given up on for it.
                 throw StoreError(
-                    .unavailable,
+                    .database,
                     "PostgreSQL: events no synchronous standby has confirmed are not read out (\(error.message))")
             }
             return rows

@@ -19,7 +19,9 @@ public struct WireError: Error, Codable, Sendable, Hashable, CustomStringConvert
         public static let messageTooLarge = Code(rawValue: "message_too_large")
         /// The message is not one JSON frame after an optional envelope.
         public static let malformedEnvelope = Code(rawValue: "malformed_envelope")
-        /// The store failed; nothing was applied. Safe to retry with the same idempotency key.
+        /// The store failed; nothing was applied, so a retry is safe. Unless the message says the
+        /// outcome is unknown (it failed while committing): then it may have been applied, and a
+        /// retry is safe only with the same idempotency key; check first (`get`) otherwise.
         public static let storageError = Code(rawValue: "storage_error")
         /// The caller's role may not do this operation (the message names both), or its key
         /// was withdrawn from the allow-list since it connected. Nothing was applied.

@@ -21,6 +21,8 @@ struct FailingCommits: QuoteStore {
     var outcomeUnknown = false
     /// How each commit fails.
     var code = StoreError.Code.database
+    /// Whether reads of a quote or of the last seq fail as a server out of reach would.
+    var readsFail = false
     /// How many reads of a quote or of the last seq reached the store.
     let reads = ReadCount()
 
@@ -33,6 +35,7 @@ struct FailingCommits: QuoteStore {
     func catalog() async throws(StoreError) -> Catalog { try await store.catalog() }
     func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord? {
         reads.add()
+        if readsFail { throw StoreError(.unavailable, "no route to host (injected)") }
         return try await store.quote(id)
     }
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote? {
@@ -53,6 +56,7 @@ struct FailingCommits: QuoteStore {
     }
     func lastSequence() async throws(StoreError) -> Int64 {
         reads.add()
+        if readsFail { throw StoreError(.unavailable, "no route to host (injected)") }
         return try await store.lastSequence()
     }
     func pruneEvents(now: Date, limit: Int) async throws(StoreError) -> Int {
@@ -157,10 +161,12 @@ struct StagesTests {
         #expect(try await real.lastSequence() == 0)
     }
 
-    @Test("once the store is unreachable in a batch, the batch's reads are answered at once, without asking it again")
+    @Test(
+        "once a read finds the store unreachable, the batch's other reads are answered at once, without asking it again"
+    )
     func unreachableStoreFailsReadsAtOnce() async throws {
         let real = try SQLiteQuoteStore(path: state.configuration.databasePath, catalog: .standard, logger: logger)
-        let failing = FailingCommits(store: real, code: .unavailable)
+        let failing = FailingCommits(store: real, code: .unavailable, readsFail: true)
         let committer = try committer(failing)
         let decoder = RequestDecoder(maxMessageBytes: state.configuration.maxMessageBytes)
         let encoder = ReplyEncoder(maxReplyBytes: state.configuration.maxReplyBytes)
@@ -168,14 +174,15 @@ struct StagesTests {
         decoder.decode(Self.frames("client-a", Self.submit), userId: nil, into: &batch)
         decoder.decode(Self.frames("client-b", #"{"v":1,"op":"ping","id":"p"}"#), userId: nil, into: &batch)
         decoder.decode(Self.frames("client-c", #"{"v":1,"op":"get","id":"g","quoteId":1}"#), userId: nil, into: &batch)
+        decoder.decode(Self.frames("client-d", #"{"v":1,"op":"get","id":"h","quoteId":2}"#), userId: nil, into: &batch)
         let encoded = encoder.encodeReplies(await committer.commit(batch))
         let codec = WireCodec()
         let replies = try encoded.replies.map { try codec.decode(WireReply.self, from: try #require($0.last)) }
-        #expect(replies.count == 3)
+        #expect(replies.count == 4)
         #expect(replies[0].error?.code == .storageError)
         #expect(replies[1].store == "down", "the ping says the store is down")
-        #expect(replies[2].error?.code == .storageError)
-        #expect(failing.reads.count == 0, "no read waited on the unreachable store")
+        #expect(replies[2].error?.code == .storageError && replies[3].error?.code == .storageError)
+        #expect(failing.reads.count == 1, "after the ping found the store unreachable, no read waited on it")
     }
 
     @Test("a write whose commit failed with its outcome unknown is told that it may have been applied, not to retry")
