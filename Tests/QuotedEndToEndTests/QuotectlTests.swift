@@ -302,15 +302,21 @@ struct QuotectlTests {
 
     @Test("An unreachable daemon exits 69 within the timeout, naming the endpoint")
     func unreachable() throws {
-        // A port nobody listens on: bind, note it, close.
-        let context = try Context()
-        let endpoint: String
-        do {
-            let probe = try Socket(context, type: .router)
-            try probe.bind("tcp://127.0.0.1:*")
-            endpoint = probe.lastEndpoint
-            probe.close(linger: .zero)
+        // A port nobody listens on, held for the test: bound without listening, so connections
+        // to it are refused and no other test's socket can take it meanwhile.
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0
+            }
         }
+        try #require(bound, "a port to hold")
+        let endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
         let clock = ContinuousClock()
         let start = clock.now
         let result = try Quotectl.run(["ping", "--endpoint", endpoint, "--timeout", "1"])
