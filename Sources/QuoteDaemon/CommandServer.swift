@@ -198,12 +198,14 @@ public final class CommandServer: ServiceLifecycle.Service {
         try publisher.set(.heartbeatInterval, 5_000)
         try publisher.set(.heartbeatTimeout, 15_000)
         try publisher.set(.handshakeInterval, 10_000)
-        // Connections, counted from both sockets' monitors: past `maxConnections`, the ZAP
-        // handler refuses new handshakes (with `security`; without it quoted is local only).
+        // Connections, counted from both sockets' monitors: past `maxConnections`, or
+        // `maxConnectionsPerAddress` from the asking peer's address, the ZAP handler refuses new
+        // handshakes (with `security`; without it quoted is local only).
         // Attached before either socket is bound, so that no connection goes uncounted.
-        var connections = ConnectionCount(limit: configuration.maxConnections)
+        var connections = ConnectionCount(
+            limit: configuration.maxConnections, perAddressLimit: configuration.maxConnectionsPerAddress)
         let commandsMonitor = try router.openMonitor(events: [.accepted, .disconnected])
-        let eventsMonitor = try publisher.openMonitor(events: [.accepted, .disconnected])
+        let eventsMonitor = try publisher.openMonitor(events: [.accepted, .disconnected, .closed])
         try router.bind(configuration.endpoint)
         try publisher.bind(configuration.events)
         let endpoints = Endpoints(commands: router.lastEndpoint, events: publisher.lastEndpoint)
@@ -289,7 +291,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     try Self.count(eventsMonitor, on: .events, into: &connections)
                 }
                 if let access, zapReady {
-                    try Self.answerHandshakes(zap, access: access, full: connections.isFull)
+                    try Self.answerHandshakes(zap, access: access, connections: connections)
                 }
                 if let access, access.takeSubscriberRevocation() {
                     // A subscriber's key was withdrawn: unbinding drops every subscription; the
@@ -379,7 +381,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     try Self.count(eventsMonitor, on: .events, into: &connections)
                 }
                 if let access, storeOnly.isReadable(zapOnlyIndex) {
-                    try Self.answerHandshakes(zap, access: access, full: connections.isFull)
+                    try Self.answerHandshakes(zap, access: access, connections: connections)
                 }
                 if let tail, let tailOnlyIndex, storeOnly.isReadable(tailOnlyIndex) {
                     try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
@@ -415,7 +417,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         _ monitor: borrowing Socket, on socket: ConnectionCount.Socket, into connections: inout ConnectionCount
     ) throws(ZeroMQError) {
         while let event = try monitor.receiveMonitorEvent(dontWait: true) {
-            connections.record(event.event, on: socket)
+            connections.record(event, on: socket)
         }
     }
 
@@ -447,7 +449,7 @@ public final class CommandServer: ServiceLifecycle.Service {
 
     /// Answers every waiting ZAP request (RFC 27) from the allow-list.
     private static func answerHandshakes(
-        _ zap: borrowing Socket, access: AccessControl, full: Bool
+        _ zap: borrowing Socket, access: AccessControl, connections: borrowing ConnectionCount
     ) throws(ZeroMQError) {
         while let message = try zap.receiveMultipart(dontWait: true) {
             guard let request = ZAP.Request(frames: message.frames) else {
@@ -456,7 +458,9 @@ public final class CommandServer: ServiceLifecycle.Service {
                 ])
                 continue
             }
-            _ = try zap.send(multipart: access.authenticate(request, full: full), dontWait: true)
+            _ = try zap.send(
+                multipart: access.authenticate(request, limit: connections.exceeded(from: request.address)),
+                dontWait: true)
         }
     }
 

@@ -88,6 +88,8 @@ extension DaemonConfiguration {
             help: "The allow-list: one public certificate per client, with its role")
         public static let allowInsecure = Key("allowInsecure", default: "false")
         public static let maxConnections = Key("maxConnections", default: 4_096, range: 1...1_000_000)
+        public static let maxConnectionsPerAddress = Key(
+            "maxConnectionsPerAddress", default: 256, range: 1...1_000_000)
         public static let highWaterMark = Key("highWaterMark", default: 10_000, range: 1...10_000_000)
         public static let maxReplyBytes = Key("maxReplyBytes", default: 65_536, range: 4_096...16_777_216)
         public static let peerQueueBytes = Key(
@@ -101,7 +103,8 @@ extension DaemonConfiguration {
     /// `metrics`.)
     public static let keys: [Key] = [
         .endpoint, .events, .stateDirectory, .catalog, .maxMessageBytes, .logLevel, .retentionHours,
-        .retentionEvents, .maxBatch, .serverKeyFile, .clientsDirectory, .allowInsecure, .maxConnections, .highWaterMark,
+        .retentionEvents, .maxBatch, .serverKeyFile, .clientsDirectory, .allowInsecure, .maxConnections,
+        .maxConnectionsPerAddress, .highWaterMark,
         .maxReplyBytes, .peerQueueBytes, .eventQueueBytes,
     ]
 }

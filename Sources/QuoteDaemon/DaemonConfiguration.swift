@@ -31,6 +31,10 @@ import QuoteStore
 ///   new handshakes are refused, 1 to 1,000,000; default 4,096. A connection counts from its accept, so one that never
 ///   completes its handshake counts until the handshake timeout (10 s) drops it; the count follows the sockets'
 ///   monitors, so it may trail a connection by a moment. Keep it below the open-files limit.
+/// - `maxConnectionsPerAddress` / `QUOTED_MAX_CONNECTIONS_PER_ADDRESS`: connections from one IPv4 address, or one IPv6
+///   /64, past which, with `security`, its new handshakes are refused, 1 to 1,000,000; default 256. An address counts
+///   toward `maxConnections` for this many at most, so peers of one address that connect and never finish a handshake
+///   cannot lock other addresses out. Raise it for many clients behind one NAT.
 /// - `highWaterMark` / `QUOTED_HIGH_WATER_MARK`: the most messages queued per peer, whatever the byte budgets below
 ///   allow, 1 to 10,000,000; default 10,000.
 /// - `maxReplyBytes` / `QUOTED_MAX_REPLY_BYTES`: the largest page a read replies with (`list`, `events`, `waiting`,
@@ -54,6 +58,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var maxBatch: Int
     public var highWaterMark: Int
     public var maxConnections: Int
+    public var maxConnectionsPerAddress: Int
     public var maxReplyBytes: Int
     public var peerQueueBytes: Int
     public var eventQueueBytes: Int
@@ -88,6 +93,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         maxBatch = try Self.integer(reader, .maxBatch)
         highWaterMark = try Self.integer(reader, .highWaterMark)
         maxConnections = try Self.integer(reader, .maxConnections)
+        maxConnectionsPerAddress = try Self.integer(reader, .maxConnectionsPerAddress)
         maxReplyBytes = try Self.integer(reader, .maxReplyBytes)
         peerQueueBytes = try Self.integer(reader, .peerQueueBytes)
         eventQueueBytes = try Self.integer(reader, .eventQueueBytes)

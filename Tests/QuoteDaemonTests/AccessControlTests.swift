@@ -42,10 +42,10 @@ struct AccessControlTests {
     }
 
     /// The status of the ZAP handler's reply, and the user id it names the connection by.
-    private func answer(_ key: [UInt8], domain: String = AccessControl.commandsDomain, full: Bool = false) throws
-        -> (status: String, userId: String)
-    {
-        let reply = access.authenticate(try #require(Self.handshake(key, domain: domain)), full: full)
+    private func answer(
+        _ key: [UInt8], domain: String = AccessControl.commandsDomain, limit: ConnectionCount.Limit? = nil
+    ) throws -> (status: String, userId: String) {
+        let reply = access.authenticate(try #require(Self.handshake(key, domain: domain)), limit: limit)
         return (String(decoding: reply[2], as: UTF8.self), String(decoding: reply[4], as: UTF8.self))
     }
 
@@ -77,9 +77,11 @@ struct AccessControlTests {
         #expect(try answer(#require(keys["shop"]), domain: AccessControl.eventsDomain).status == "400")
     }
 
-    @Test("past the connection limit even a listed key is refused")
-    func full() throws {
-        #expect(try answer(#require(keys["ops"]), full: true).status == "400")
+    @Test(
+        "past a connection limit even a listed key is refused", arguments: [ConnectionCount.Limit.total, .perAddress])
+    func full(limit: ConnectionCount.Limit) throws {
+        #expect(try answer(#require(keys["ops"]), limit: limit).status == "400")
+        #expect(try answer(#require(keys["ops"])).status == "200")
     }
 
     @Test("a key withdrawn by a reload is refused from its next request, and its subscriptions are dropped")

@@ -431,7 +431,7 @@ struct HostilePeerTests {
             // is answered).
             let third = try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake
             #expect(third == .failed)
-            #expect(secure.daemon.waitForLog { $0.contains { $0.contains("maxConnections") } })
+            #expect(secure.daemon.waitForLog { $0.contains { $0.contains("(maxConnections)") } })
         }
         // Both closed: a handshake succeeds again as soon as quoted has seen them go.
         var outcome = Handshake.failed
@@ -439,6 +439,61 @@ struct HostilePeerTests {
             outcome = try attempt(context, secure.daemon.commands, curve: try secure.keys("alice")).handshake
         }
         #expect(outcome == .succeeded)
+    }
+
+    @Test("peers of one address that connect and never speak cannot lock listed keys of other addresses out")
+    func silentConnectionsOfOneAddress() throws {
+        let secure = try SecureDaemon(
+            clients: [("alice", "client")],
+            environment: ["QUOTED_MAX_CONNECTIONS": "8", "QUOTED_MAX_CONNECTIONS_PER_ADDRESS": "4"])
+        let context = try Context()
+        let port = try #require(secure.daemon.commands.split(separator: ":").last.flatMap { UInt16($0) })
+        // Twice the total limit, from 127.0.0.2, none of them starting a handshake.
+        var flood: [Int32] = []
+        defer { for descriptor in flood { close(descriptor) } }
+        for _ in 0..<16 { flood.append(try Self.silentConnection(to: port, from: "127.0.0.2")) }
+        // Once quoted has counted them, a listed key from that address is refused...
+        let fromFlood = "tcp://127.0.0.2:0;127.0.0.1:\(port)"
+        var outcome = Handshake.succeeded
+        for _ in 0..<50 where outcome == .succeeded {
+            outcome = try attempt(context, fromFlood, curve: try secure.keys("alice")).handshake
+        }
+        #expect(outcome == .failed)
+        // ...and from any other address it is let in and served (within the flood's 10 s).
+        let ping = try attempt(
+            context, secure.daemon.commands, curve: try secure.keys("alice"), request: Requests.op("ping"))
+        #expect(ping.handshake == .succeeded)
+        #expect(ping.reply?["pong"] as? Bool == true)
+        #expect(secure.daemon.waitForLog { $0.contains { $0.contains("(maxConnectionsPerAddress)") } })
+        // The flood gone, its address connects again.
+        for descriptor in flood { close(descriptor) }
+        flood = []
+        for _ in 0..<50 where outcome == .failed {
+            outcome = try attempt(context, fromFlood, curve: try secure.keys("alice")).handshake
+        }
+        #expect(outcome == .succeeded)
+    }
+
+    /// A TCP connection from `source` to quoted's `port` on 127.0.0.1, that never says a word.
+    private static func silentConnection(to port: UInt16, from source: String) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        func address(_ host: String, _ port: UInt16) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            inet_pton(AF_INET, host, &address.sin_addr)
+            return address
+        }
+        func call(_ address: sockaddr_in, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+            withUnsafePointer(to: address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        try #require(call(address(source, 0)) { bind(descriptor, $0, $1) } == 0)
+        try #require(call(address("127.0.0.1", port)) { connect(descriptor, $0, $1) } == 0)
+        return descriptor
     }
 
     @Test("out of file descriptors, quoted keeps its watchdog and serves the peers already connected")

@@ -10,7 +10,7 @@ public import ZeroMQ
 /// role in `metadata`), re-read on SIGHUP.
 ///
 /// Both sockets are CURVE servers whose handshakes libzmq hands to a ZAP handler
-/// (``authenticate(_:full:)``): a listed key connects to the commands socket, and to the events
+/// (``authenticate(_:limit:)``): a listed key connects to the commands socket, and to the events
 /// socket if its role may subscribe; any other peer never completes its handshake. A request
 /// then names its key (`User-Id`), looked up again in the current list
 /// (``principal(userId:)``), so a key withdrawn on reload is refused on its next request.
@@ -179,9 +179,8 @@ public final class AccessControl: CallerDirectory {
 
     /// The ZAP handler's answer: `200` with the client's key as `User-Id` for a CURVE peer
     /// whose key is listed (with a role that may subscribe, on the events socket); `400`
-    /// for anyone else, and for everyone while the daemon is `full` (its connection limit
-    /// reached).
-    public func authenticate(_ request: ZAP.Request, full: Bool = false) -> [[UInt8]] {
+    /// for anyone else, and for everyone whose connection passes a connection `limit`.
+    func authenticate(_ request: ZAP.Request, limit: ConnectionCount.Limit? = nil) -> [[UInt8]] {
         guard request.mechanism == "CURVE", let credential = request.credentials.first, credential.count == 32,
             let key = try? Z85.encode(credential)
         else {
@@ -193,8 +192,13 @@ public final class AccessControl: CallerDirectory {
         // Decided under the lock; logged and answered after it.
         let decision = state.withLock { state -> Decision in
             let refusal: (log: String, reply: String)
-            if full {
+            if limit == .total {
                 refusal = ("the connection limit (maxConnections) is reached", "too many connections")
+            } else if limit == .perAddress {
+                refusal = (
+                    "the connection limit of its address (maxConnectionsPerAddress) is reached",
+                    "too many connections from this address"
+                )
             } else if let principal = state.principals[key] {
                 guard request.domain == Self.eventsDomain && !principal.role.maySubscribe else {
                     return .allowed(principal)
