@@ -5,8 +5,10 @@ public import QuoteStore
 public enum QueryAnswer: Sendable {
     /// One quote with its history (`get`).
     case quote(QuoteRecord)
-    /// A page of quotes by id (`list`); `limit` is the number of rows asked of the store.
-    case quotes([Quote], limit: Int)
+    /// A page of quotes by id (`list`); `limit` is the number of rows asked of the store;
+    /// `examinedThrough`, when the search stopped before filling the page, where
+    /// (``QuotePage/examinedThrough``).
+    case quotes([Quote], limit: Int, examinedThrough: QuoteID?)
     /// The roster with each mechanic's booking (`mechanics`).
     case mechanics([MechanicState])
     /// The catalog's services (`services`).

@@ -21,8 +21,10 @@ extension Rulebook {
             return .quote(record)
         case .query(.list(let status, let customer, let after, let limit)):
             let rows = min(limit, maximumRows)
-            return .quotes(
-                try await store.quotes(status: status, customer: customer, afterID: after, limit: rows), limit: rows)
+            let page = try await store.quotes(
+                status: status, customer: customer, afterID: after, limit: rows,
+                examining: max(rows, QuotePage.defaultExamined))
+            return .quotes(page.quotes, limit: rows, examinedThrough: page.examinedThrough)
         case .query(.mechanics(let freeOnly, let skill)):
             return .mechanics(
                 try await store.mechanics().filter { state in

@@ -47,9 +47,14 @@ public protocol QuoteStore: Sendable {
     /// Quotes in `status` (all when `nil`) of the customers `customer` finds (all when `nil`),
     /// by increasing id after `afterID`, at most `limit`. A customer's quotes are found
     /// through an index.
+    ///
+    /// The search's work is bounded whatever the store holds: it examines at most `examining`
+    /// quotes. Only a search whose filters match sparsely can reach that (a name prefix that
+    /// more than `examining` quotes match, searched in id order; an email address or a name
+    /// prefix with a `status`): its page then ends early, and says where it stopped.
     func quotes(
-        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
-    ) async throws(StoreError) -> [Quote]
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int, examining: Int
+    ) async throws(StoreError) -> QuotePage
 
     /// The waiting quotes in line order (the next served first), at most `limit`.
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote]
@@ -127,9 +132,10 @@ extension QuoteStore {
         }
     }
 
-    /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`.
+    /// Quotes in `status` (all when `nil`), by increasing id after `afterID`, at most `limit`:
+    /// every quote examined is one found, so the page is never cut short.
     public func quotes(status: QuoteStatus?, afterID: QuoteID?, limit: Int) async throws(StoreError) -> [Quote] {
-        try await quotes(status: status, customer: nil, afterID: afterID, limit: limit)
+        try await quotes(status: status, customer: nil, afterID: afterID, limit: limit, examining: limit).quotes
     }
 }
 

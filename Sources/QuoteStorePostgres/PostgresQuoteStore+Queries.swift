@@ -28,26 +28,97 @@ extension PostgresQuoteStore {
     }
 
     public func quotes(
-        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
-    ) async throws(StoreError) -> [Quote] {
-        // Every value a bound parameter, numbered as it is appended.
-        var binds = PostgresBindings(capacity: 4)
-        func parameter(_ value: some PostgresNonThrowingEncodable) -> String {
-            binds.append(value)
-            return "$\(binds.count)"
-        }
-        var sql = "SELECT data FROM quotes WHERE id > \(parameter(afterID?.rawValue ?? 0))"
-        if let status { sql += " AND state = \(parameter(status.rawValue))" }
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int, examining: Int
+    ) async throws(StoreError) -> QuotePage {
+        let after = afterID?.rawValue ?? 0
+        let examining = max(1, examining)
         switch customer {
-        case .email(let email)?: sql += " AND customer_email = \(parameter(email))"
-        // `^@` (starts with) is a range of the name index, whose collation is "C".
-        case .namePrefix(let prefix)?: sql += " AND customer_name ^@ \(parameter(prefix))"
-        case nil: break
+        case nil:
+            // Every quote examined is one found: by state through its index, or all by id.
+            var binds = PostgresBindings(capacity: 3)
+            var sql = "SELECT data FROM quotes WHERE id > \(Self.parameter(after, in: &binds))"
+            if let status { sql += " AND state = \(Self.parameter(status.rawValue, in: &binds))" }
+            sql += " ORDER BY id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
+            return QuotePage(quotes: try await decodeQuotes(query(PostgresQuery(unsafeSQL: sql, binds: binds))))
+        case .email(let email)?:
+            return try await examine(
+                ("customer_email", email), status: status, namePrefix: nil, after: after, limit: limit,
+                examining: examining)
+        case .namePrefix(let prefix)?:
+            // `^@` (starts with) is a range of the name index, whose collation is "C". The index
+            // gives the matches by name, not by id: they are all read and sorted, so only while
+            // there are few.
+            let counted = try await query(
+                """
+                SELECT count(*) FROM (SELECT 1 FROM quotes WHERE customer_name ^@ \(prefix) AND id > \(after)
+                    LIMIT \(Int64(examining) + 1)) s
+                """)
+            let matches: Int64 =
+                try counted.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
+            if matches <= Int64(examining) {
+                var binds = PostgresBindings(capacity: 4)
+                // Materialized: the matches first, through the name index, then sorted.
+                var sql = """
+                    WITH m AS MATERIALIZED (SELECT id FROM quotes
+                        WHERE customer_name ^@ \(Self.parameter(prefix, in: &binds)) AND id > \(Self.parameter(after, in: &binds)))
+                    SELECT q.data FROM m JOIN quotes q ON q.id = m.id
+                    """
+                if let status { sql += " WHERE q.state = \(Self.parameter(status.rawValue, in: &binds))" }
+                sql += " ORDER BY q.id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
+                return QuotePage(quotes: try await decodeQuotes(query(PostgresQuery(unsafeSQL: sql, binds: binds))))
+            }
+            // Too many to sort: the quotes in id order (of the state asked, through its index),
+            // the next `examining` of them, checked for the name.
+            guard let status else {
+                return try await examine(
+                    nil, status: nil, namePrefix: prefix, after: after, limit: limit,
+                    examining: examining)
+            }
+            return try await examine(
+                ("state", status.rawValue), status: nil, namePrefix: prefix, after: after, limit: limit,
+                examining: examining)
         }
-        sql += " ORDER BY id LIMIT \(parameter(Int64(limit)))"
-        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        let rows = try await self.query(query)
-        return try rows.map { row throws(StoreError) in
+    }
+
+    /// The quotes among the next `examining` after `after` in id order (those whose `column`
+    /// holds `value`, through its index, when set), in `status` and of `namePrefix` when set,
+    /// at most `limit`; and, when the page is not full and `examining` were examined, the last
+    /// examined.
+    private func examine(
+        _ driving: (column: String, value: String)?, status: QuoteStatus?, namePrefix: String?, after: Int64,
+        limit: Int, examining: Int
+    ) async throws(StoreError) -> QuotePage {
+        var binds = PostgresBindings(capacity: 6)
+        let condition = driving.map { "\($0.column) = \(Self.parameter($0.value, in: &binds)) AND " } ?? ""
+        let candidates = """
+            SELECT id FROM quotes WHERE \(condition)id > \(Self.parameter(after, in: &binds))
+                ORDER BY id LIMIT \(Self.parameter(Int64(examining), in: &binds))
+            """
+        let scanned = binds
+        var sql = "WITH c AS MATERIALIZED (\(candidates)) SELECT q.data FROM c JOIN quotes q ON q.id = c.id WHERE TRUE"
+        if let status { sql += " AND q.state = \(Self.parameter(status.rawValue, in: &binds))" }
+        if let namePrefix { sql += " AND q.customer_name ^@ \(Self.parameter(namePrefix, in: &binds))" }
+        sql += " ORDER BY c.id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
+        let quotes = try await decodeQuotes(query(PostgresQuery(unsafeSQL: sql, binds: binds)))
+        guard quotes.count < limit else { return QuotePage(quotes: quotes) }
+        let rows = try await query(
+            PostgresQuery(unsafeSQL: "SELECT count(*), max(id) FROM (\(candidates)) s", binds: scanned))
+        guard let row = rows.first else { return QuotePage(quotes: quotes) }
+        let (count, last) = try Self.decode(row, as: (Int64, Int64?).self)
+        guard count == examining, let last else { return QuotePage(quotes: quotes) }
+        return QuotePage(quotes: quotes, examinedThrough: QuoteID(last))
+    }
+
+    /// Appends `value` to `binds` and returns its placeholder (`$n`).
+    private static func parameter(_ value: some PostgresNonThrowingEncodable, in binds: inout PostgresBindings)
+        -> String
+    {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    private func decodeQuotes(_ rows: [PostgresRow]) throws(StoreError) -> [Quote] {
+        try rows.map { row throws(StoreError) in
             try PostgresTransaction.quote(try Self.decode(row, as: Data.self))
         }
     }

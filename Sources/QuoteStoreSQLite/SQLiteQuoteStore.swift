@@ -406,31 +406,106 @@ public final class SQLiteQuoteStore: QuoteStore {
     }
 
     public func quotes(
-        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
-    ) async throws(StoreError) -> [Quote] {
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int, examining: Int
+    ) async throws(StoreError) -> QuotePage {
         try await read { db in
-            var conditions = ["id > ?"]
-            var arguments: StatementArguments = [afterID?.rawValue ?? 0]
-            if let status {
-                conditions.append("state = ?")
-                arguments += [status.rawValue]
-            }
+            let after = afterID?.rawValue ?? 0
+            let examining = max(1, examining)
             switch customer {
+            case nil:
+                // Every quote examined is one found: by state through its index, or all by id.
+                var arguments: StatementArguments = [after]
+                var condition = "id > ?"
+                if let status {
+                    condition += " AND state = ?"
+                    arguments += [status.rawValue]
+                }
+                arguments += [limit]
+                return QuotePage(
+                    quotes: try Data.fetchAll(
+                        db, sql: "SELECT data FROM quotes WHERE \(condition) ORDER BY id LIMIT ?", arguments: arguments
+                    ).map(QuoteCodec.decodeQuote))
             case .email(let email)?:
-                conditions.append("customer_email = CAST(? AS TEXT)")
-                arguments += [Data(email.utf8)]
+                // Bound as bytes and cast, compared byte for byte, as the writer binds it.
+                return try Self.examine(
+                    db, "INDEXED BY quotes_by_customer_email WHERE customer_email = CAST(? AS TEXT)",
+                    [Data(email.utf8)], status: status, namePrefix: nil, after: after, limit: limit,
+                    examining: examining)
             case .namePrefix(let prefix)?:
-                // A range of the name index; the bound is bytes, compared as text byte by byte.
-                conditions.append("customer_name >= CAST(? AS TEXT) AND customer_name < CAST(? AS TEXT)")
-                arguments += [Data(prefix.utf8), Data(StoredCustomer.upperBound(ofPrefix: prefix))]
-            case nil: break
+                // A range of the name index; the bounds are bytes, compared as text byte by byte.
+                let range: StatementArguments = [Data(prefix.utf8), Data(StoredCustomer.upperBound(ofPrefix: prefix))]
+                let nameRange = "customer_name >= CAST(? AS TEXT) AND customer_name < CAST(? AS TEXT)"
+                // The index gives the matches by name, not by id: they are all read and sorted,
+                // so only while there are few.
+                let matches =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT count(*) FROM (SELECT 1 FROM quotes INDEXED BY quotes_by_customer_name
+                                WHERE \(nameRange) AND id > ? LIMIT ?)
+                            """, arguments: range + [after, examining + 1]) ?? 0
+                if matches <= examining {
+                    var arguments = range + [after]
+                    var condition = "\(nameRange) AND id > ?"
+                    if let status {
+                        condition += " AND state = ?"
+                        arguments += [status.rawValue]
+                    }
+                    arguments += [limit]
+                    return QuotePage(
+                        quotes: try Data.fetchAll(
+                            db,
+                            sql: """
+                                SELECT data FROM quotes INDEXED BY quotes_by_customer_name WHERE \(condition)
+                                ORDER BY id LIMIT ?
+                                """, arguments: arguments
+                        ).map(QuoteCodec.decodeQuote))
+                }
+                // Too many to sort: the quotes in id order (of the state asked, through its
+                // index), the next `examining` of them, checked for the name.
+                guard let status else {
+                    return try Self.examine(
+                        db, "NOT INDEXED WHERE 1", [], status: nil, namePrefix: range, after: after, limit: limit,
+                        examining: examining)
+                }
+                return try Self.examine(
+                    db, "INDEXED BY quotes_by_state WHERE state = ?", [status.rawValue], status: nil,
+                    namePrefix: range, after: after, limit: limit, examining: examining)
             }
-            arguments += [limit]
-            return try Data.fetchAll(
-                db, sql: "SELECT data FROM quotes WHERE \(conditions.joined(separator: " AND ")) ORDER BY id LIMIT ?",
-                arguments: arguments
-            ).map(QuoteCodec.decodeQuote)
         }
+    }
+
+    /// The quotes among the next `examining` after `after` in id order that `source` (a
+    /// `FROM quotes` tail: an index and a condition, with `arguments`) gives, in `status` and of
+    /// `namePrefix` (the name range's bounds) when set, at most `limit`; and, when the page is
+    /// not full and `examining` were examined, the last examined.
+    private static func examine(
+        _ db: Database, _ source: String, _ arguments: StatementArguments, status: QuoteStatus?,
+        namePrefix: StatementArguments?, after: Int64, limit: Int, examining: Int
+    ) throws -> QuotePage {
+        let candidates = "SELECT id FROM quotes \(source) AND id > ? ORDER BY id LIMIT ?"
+        var filter = ""
+        var filterArguments: StatementArguments = []
+        if let status {
+            filter += " AND q.state = ?"
+            filterArguments += [status.rawValue]
+        }
+        if let namePrefix {
+            filter += " AND q.customer_name >= CAST(? AS TEXT) AND q.customer_name < CAST(? AS TEXT)"
+            filterArguments += namePrefix
+        }
+        let scan = arguments + [after, examining]
+        let quotes = try Data.fetchAll(
+            db,
+            sql: """
+                WITH c AS (\(candidates))
+                SELECT q.data FROM c JOIN quotes q ON q.id = c.id WHERE 1\(filter) ORDER BY c.id LIMIT ?
+                """, arguments: scan + filterArguments + [limit]
+        ).map(QuoteCodec.decodeQuote)
+        guard quotes.count < limit else { return QuotePage(quotes: quotes) }
+        let row = try Row.fetchOne(db, sql: "SELECT count(*), max(id) FROM (\(candidates))", arguments: scan)
+        guard let row, try row.decode(Int.self, atIndex: 0) == examining else { return QuotePage(quotes: quotes) }
+        return QuotePage(quotes: quotes, examinedThrough: QuoteID(try row.decode(Int64.self, atIndex: 1)))
     }
 
     public func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] {

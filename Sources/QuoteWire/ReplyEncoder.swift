@@ -149,11 +149,18 @@ public struct ReplyEncoder {
                 WireReply.HistoryStep(from: $0.from?.rawValue, to: $0.to.rawValue, at: $0.at, seq: $0.seq)
             }
             return (codec.encode(reply, writing: record.quote, currency: currency).reply, nil)
-        case .quotes(let quotes, let limit):
+        case .quotes(let quotes, let limit, let examinedThrough):
+            // A search that stopped before filling the page goes on after the last quote it
+            // examined, which may be past the last it found.
             let body = page(
-                quotes, reply, as: .quotes, encode: { encodeQuote($0, currency: currency) },
+                quotes, reply, truncated: examinedThrough != nil, as: .quotes,
+                encode: { encodeQuote($0, currency: currency) },
                 fill: { reply, page in
-                    if page.count < quotes.count || quotes.count == limit { reply.next = page.last?.id.rawValue }
+                    if page.count < quotes.count || quotes.count == limit {
+                        reply.next = page.last?.id.rawValue
+                    } else if let examinedThrough {
+                        reply.next = examinedThrough.rawValue
+                    }
                 })
             return (body, nil)
         case .mechanics(let states):

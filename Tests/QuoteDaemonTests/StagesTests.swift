@@ -42,9 +42,9 @@ struct FailingCommits: QuoteStore {
         try await store.quote(idempotencyKey: idempotencyKey)
     }
     func quotes(
-        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int
-    ) async throws(StoreError) -> [Quote] {
-        try await store.quotes(status: status, customer: customer, afterID: afterID, limit: limit)
+        status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int, examining: Int
+    ) async throws(StoreError) -> QuotePage {
+        try await store.quotes(status: status, customer: customer, afterID: afterID, limit: limit, examining: examining)
     }
     func waitingQuotes(limit: Int) async throws(StoreError) -> [Quote] { try await store.waitingQuotes(limit: limit) }
     func longestWaitingSince() async throws(StoreError) -> Date? { try await store.longestWaitingSince() }
@@ -473,5 +473,34 @@ extension StagesTests {
         #expect(cut.history?.map(\.seq) == [stored[0], stored[2], stored[3]])
         #expect(cut.history?.last?.to == "completed")
         #expect(cut.truncated == true)
+    }
+
+    @Test("a list by customer that stops at the search's bound says truncated, and its next goes on past it")
+    func boundedCustomerSearch() async throws {
+        let (_, committer, decoder, encoder) = try stages()
+        func answer(_ bodies: [String]) async throws -> [WireReply] {
+            var batch = committer.newBatch()
+            for body in bodies { decoder.decode(Self.frames("client-a", body), userId: nil, into: &batch) }
+            let encoded = encoder.encodeReplies(await committer.commit(batch))
+            return try encoded.replies.map { try WireCodec().decode(WireReply.self, from: try #require($0.last)) }
+        }
+        // More quotes of one address than a search examines, none of them booked.
+        let count = QuotePage.defaultExamined + 100
+        for start in stride(from: 0, to: count, by: 500) {
+            let bodies = (start..<min(count, start + 500)).map {
+                Self.submit.replacingOccurrences(of: #""id":"w1""#, with: #""id":"w\#($0)""#)
+            }
+            #expect(try await answer(bodies).allSatisfy(\.ok))
+        }
+        let list = #"{"v":1,"op":"list","id":"l","customer":"reza@example.com","state":"booked","limit":10"#
+        let first = try #require(try await answer([list + "}"]).first)
+        #expect(first.ok)
+        #expect(first.quotes?.isEmpty == true)
+        #expect(first.truncated == true)
+        #expect(first.next == Int64(QuotePage.defaultExamined))
+        let last = try #require(try await answer([list + #","after":\#(first.next ?? 0)}"#]).first)
+        #expect(last.quotes?.isEmpty == true)
+        #expect(last.next == nil)
+        #expect(last.truncated == nil)
     }
 }

@@ -28,8 +28,9 @@ struct CustomerSearchContractTests {
         }
         func found(_ text: String, after: QuoteID? = nil, limit: Int = 100) async throws -> [QuoteID] {
             let search = try #require(CustomerSearch(text))
-            return try await contract.store.quotes(status: nil, customer: search, afterID: after, limit: limit).map(
-                \.id)
+            return try await contract.store.quotes(
+                status: nil, customer: search, afterID: after, limit: limit, examining: 1_000
+            ).quotes.map(\.id)
         }
         let indices = { (wanted: [Int]) in wanted.flatMap { [ids[$0], ids[$0 + 6]] }.sorted() }
         #expect(try await found("jane@example.com") == indices([0, 2]))
@@ -47,12 +48,88 @@ struct CustomerSearchContractTests {
         #expect(firstPage == Array(indices([0, 1, 2, 5]).prefix(3)))
         #expect(try await found("jane", after: firstPage.last) == Array(indices([0, 1, 2, 5]).dropFirst(3)))
         let ready = try await contract.store.quotes(
-            status: .ready, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10)
-        #expect(ready.map(\.id) == indices([3]))
+            status: .ready, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10, examining: 1_000)
+        #expect(ready.quotes.map(\.id) == indices([3]))
         #expect(
             try await contract.store.quotes(
-                status: .booked, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10
-            ).isEmpty)
+                status: .booked, customer: CustomerSearch("bob@example.com"), afterID: nil, limit: 10,
+                examining: 1_000
+            ).quotes.isEmpty)
+    }
+}
+
+extension CustomerSearchContractTests {
+    /// Every page of a search, followed by its cursor as a client follows `next`: the ids
+    /// found, and the pages it took.
+    static func allPages(
+        _ store: any QuoteStore, _ text: String, status: QuoteStatus? = nil, limit: Int, examining: Int
+    ) async throws -> (ids: [QuoteID], pages: [QuotePage]) {
+        var ids: [QuoteID] = []
+        var pages: [QuotePage] = []
+        var after: QuoteID?
+        while pages.count < 100 {
+            let page = try await store.quotes(
+                status: status, customer: CustomerSearch(text), afterID: after, limit: limit, examining: examining)
+            pages.append(page)
+            ids += page.quotes.map(\.id)
+            #expect(page.quotes.count <= limit)
+            guard let next = page.quotes.count == limit ? page.quotes.last?.id : page.examinedThrough else { break }
+            after = next
+        }
+        return (ids, pages)
+    }
+
+    @Test(
+        "a search examines a bounded number of quotes; one that stops early says where, and its pages find them all",
+        arguments: StoreFactory.all)
+    func boundedSearch(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        // Ten of Ann's quotes among ten of others, then two of Zed's.
+        var ids: [QuoteID] = []
+        for index in 0..<20 {
+            let name = index.isMultiple(of: 2) ? "Ann Lee" : "Other \(index)"
+            ids.append(
+                try await contract.must(
+                    .submit(
+                        Contract.submission(name: name, email: "shared@example.com"), idempotencyKey: nil, book: false)
+                ).changedQuote.id)
+        }
+        for _ in 0..<2 {
+            ids.append(
+                try await contract.must(
+                    .submit(
+                        Contract.submission(name: "Zed", email: "zed@example.com"), idempotencyKey: nil, book: false)
+                ).changedQuote.id)
+        }
+        let anns = stride(from: 0, to: 20, by: 2).map { ids[$0] }
+
+        // A name few quotes match is found through its index, whole, however far it lies.
+        let zed = try await contract.store.quotes(
+            status: nil, customer: CustomerSearch("ze"), afterID: nil, limit: 10, examining: 4)
+        #expect(zed.quotes.map(\.id) == [ids[20], ids[21]])
+        #expect(zed.examinedThrough == nil)
+
+        // More matches than may be examined: the quotes in id order, four at a time.
+        let first = try await contract.store.quotes(
+            status: nil, customer: CustomerSearch("ann"), afterID: nil, limit: 10, examining: 4)
+        #expect(first.quotes.map(\.id) == [ids[0], ids[2]])
+        #expect(first.examinedThrough == ids[3])
+        let ann = try await Self.allPages(contract.store, "ann", limit: 3, examining: 4)
+        #expect(ann.ids == anns)
+        #expect(ann.pages.last?.examinedThrough == nil)
+
+        // With a state that matches none, through the state's index: empty pages to the end.
+        let booked = try await Self.allPages(contract.store, "ann", status: .booked, limit: 3, examining: 4)
+        #expect(booked.ids.isEmpty)
+        #expect(booked.pages.count <= 7, "\(booked.pages.count) pages")
+        #expect(booked.pages.last?.examinedThrough == nil)
+
+        // An address and a state: the address's quotes in id order, four at a time.
+        let shared = try await Self.allPages(
+            contract.store, "shared@example.com", status: .ready, limit: 100, examining: 4)
+        let ready = try await contract.store.quotes(status: .ready, afterID: nil, limit: 100).map(\.id)
+        #expect(shared.ids == ids.prefix(20).filter(ready.contains))
+        #expect(shared.pages.count == 6, "20 quotes, 4 a page, and the last page to find none are left")
     }
 }
 
@@ -81,11 +158,12 @@ struct PostgresMigrationTests {
             """, database: name)
 
         let migrated = try await database.open(catalog: .standard, clock: clock, retention: .init())
-        let janes = try await migrated.quotes(status: nil, customer: CustomerSearch("jane"), afterID: nil, limit: 10)
-        #expect(janes.map(\.id) == [ids[0], ids[2]])
+        let janes = try await migrated.quotes(
+            status: nil, customer: CustomerSearch("jane"), afterID: nil, limit: 10, examining: 100)
+        #expect(janes.quotes.map(\.id) == [ids[0], ids[2]])
         let john = try await migrated.quotes(
-            status: nil, customer: CustomerSearch("C1@EXAMPLE.COM"), afterID: nil, limit: 10)
-        #expect(john.map(\.id) == [ids[1]])
+            status: nil, customer: CustomerSearch("C1@EXAMPLE.COM"), afterID: nil, limit: 10, examining: 100)
+        #expect(john.quotes.map(\.id) == [ids[1]])
     }
 
     @Test(

@@ -72,8 +72,11 @@ struct MigrationTests {
         #expect(!tableLeft)
         let customer = ready.request.customer
         for search in [customer.email.uppercased(), String(customer.name.prefix(2))] {
-            let found = try await store.quotes(status: nil, customer: CustomerSearch(search), afterID: nil, limit: 10)
-            #expect(found.map(\.id) == [QuoteID(7)], "a quote stored before the customer columns is found by \(search)")
+            let found = try await store.quotes(
+                status: nil, customer: CustomerSearch(search), afterID: nil, limit: 10, examining: 100)
+            #expect(
+                found.quotes.map(\.id) == [QuoteID(7)],
+                "a quote stored before the customer columns is found by \(search)")
         }
 
         let booked = try await store.apply([.book(QuoteID(7), mechanic: nil)])[0].get()
