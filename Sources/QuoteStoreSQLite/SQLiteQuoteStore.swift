@@ -36,6 +36,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// The writer's recent quotes (``QuoteCache``): taken by each write transaction on the
     /// writer's thread and given back when it ends, so never shared by two at once.
     private let quoteCache: Mutex<QuoteCache>
+    /// Quotes by state, once counted (``counts()``); `nil` until then, or after a commit whose
+    /// outcome is unknown.
+    private let stateCounts = Mutex<StateCounts?>(nil)
     /// The room the write transactions bind their text and blobs from, one at a time. Every
     /// statement that points into it is stepped inside a transaction, which holds it; once
     /// the store is gone, they are at most finalized, which never reads their parameters.
@@ -244,6 +247,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                 try identity.checkKnown()
                 var applied = currency
                 var cache = takeCache()
+                var stateChanges: [Int] = []
                 let value: T
                 do throws(StoreError) {
                     value = try writeSync { db throws(StoreError) in
@@ -253,6 +257,7 @@ public final class SQLiteQuoteStore: QuoteStore {
                         cache = QuoteCache(budget: 0)
                         defer {
                             applied = transaction.currency
+                            stateChanges = transaction.stateChanges
                             swap(&cache, &transaction.cache)
                         }
                         return try inline.run { () throws(StoreError) in try await body(transaction) }
@@ -260,16 +265,23 @@ public final class SQLiteQuoteStore: QuoteStore {
                 } catch {
                     cache.discardTransaction()
                     quoteCache.withLock { $0 = cache }
+                    if error.outcomeUnknown { stateCounts.withLock { $0 = nil } }
                     throw error
                 }
                 cache.commit()
                 quoteCache.withLock { $0 = cache }
+                if !stateChanges.isEmpty {
+                    stateCounts.withLock { counts in
+                        if counts?.apply(stateChanges) == false { counts = nil }
+                    }
+                }
                 if applied != currency { self.currency.withLock { $0 = applied } }
                 // Committed, but to the file a restart will open? Not acknowledged otherwise.
                 do throws(StoreError) {
                     try identity.check()
                 } catch {
                     quoteCache.withLock { $0.clear() }
+                    stateCounts.withLock { $0 = nil }
                     throw error
                 }
                 return value
@@ -558,14 +570,25 @@ public final class SQLiteQuoteStore: QuoteStore {
     }
 
     public func counts() async throws(StoreError) -> [QuoteStatus: Int] {
-        try await read { db in
-            var counts = Dictionary(uniqueKeysWithValues: QuoteStatus.allCases.map { ($0, 0) })
-            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM quotes GROUP BY state") {
-                if let status = QuoteStatus(rawValue: try row.decode(atIndex: 0)) {
-                    counts[status] = try row.decode(atIndex: 1)
+        if let counts = stateCounts.withLock({ $0 }) { return counts.byStatus }
+        // Counted once, on the writer: no commit falls between the count and keeping it.
+        return try await onWriter { [self] () throws(StoreError) in
+            if let counts = stateCounts.withLock({ $0 }) { return counts.byStatus }
+            var counts: [QuoteStatus: Int] = [:]
+            do {
+                try pool.writeWithoutTransaction { db in
+                    for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM quotes GROUP BY state") {
+                        if let status = QuoteStatus(rawValue: try row.decode(atIndex: 0)) {
+                            counts[status] = try row.decode(atIndex: 1)
+                        }
+                    }
                 }
+            } catch {
+                throw Self.storeError(error)
             }
-            return counts
+            let kept = StateCounts(counts)
+            stateCounts.withLock { $0 = kept }
+            return kept.byStatus
         }
     }
 

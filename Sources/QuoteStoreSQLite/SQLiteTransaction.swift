@@ -38,6 +38,9 @@ final class SQLiteTransaction: StoreTransaction {
     private var cacheChecked = false
     /// Open savepoints, innermost last.
     private var savepoints: [Savepoint] = []
+    /// How this transaction changed the number of quotes in each state
+    /// (``StateCounts/record(from:to:in:)``); empty while it changed none.
+    private(set) var stateChanges: [Int] = []
     /// Where the statements' text and blob parameters are bound from: the store's, lent
     /// to one transaction at a time.
     private let parameters: ParameterArena
@@ -48,6 +51,7 @@ final class SQLiteTransaction: StoreTransaction {
         var lastQuoteID: Int64?
         var lastSeq: Int64?
         var history: (id: Int64, bytes: [UInt8])?
+        var stateChanges: [Int]
         var opened = false
     }
 
@@ -147,6 +151,7 @@ final class SQLiteTransaction: StoreTransaction {
                 $0.bind(StoredCustomer.name(of: quote))
             }
             history = (quote.id.rawValue, bytes)
+            StateCounts.record(from: nil, to: quote.status, in: &stateChanges)
         }
     }
 
@@ -189,6 +194,7 @@ final class SQLiteTransaction: StoreTransaction {
             }
             history = (id, bytes)
             cache.keep(id, QuoteCache.Entry(quote: quote, stored: data.count, history: bytes))
+            StateCounts.record(from: step.from, to: quote.status, in: &stateChanges)
         }
     }
 
@@ -436,7 +442,8 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Savepoints
 
     func savepoint() throws(StoreError) {
-        savepoints.append(Savepoint(lastQuoteID: lastQuoteID, lastSeq: lastSeq, history: history))
+        savepoints.append(
+            Savepoint(lastQuoteID: lastQuoteID, lastSeq: lastSeq, history: history, stateChanges: stateChanges))
     }
 
     func rollbackToSavepoint() throws(StoreError) {
@@ -453,6 +460,7 @@ final class SQLiteTransaction: StoreTransaction {
         lastQuoteID = savepoint.lastQuoteID
         lastSeq = savepoint.lastSeq
         history = savepoint.history
+        stateChanges = savepoint.stateChanges
     }
 
     func releaseSavepoint() throws(StoreError) {

@@ -39,6 +39,41 @@ struct SQLiteQuoteStoreTests {
         #expect(try store.writerSynchronous() == pragma)
     }
 
+    @Test("quotes by state, once counted, are kept by each commit, and match a count of the table")
+    func countsAreKept() async throws {
+        let catalog = try StoreFixtures.catalog(mechanics: 1)
+        let store = try StoreFixtures.open(directory.database, catalog: catalog)
+        #expect(try await store.counts().values.reduce(0, +) == 0)
+        let rules = Rulebook(maximumWaiting: 1)
+        func apply(_ commands: [QuoteCommand]) async throws -> [Result<CommandOutcome, QuoteError>] {
+            try await rules.apply(commands, catalog: catalog, to: store)
+        }
+        let wait = QuoteCommand.submit(StoreFixtures.submission(), idempotencyKey: nil, book: true, wait: true)
+        // Booked, waiting, and one refused its place in a full line (undone in a savepoint).
+        let first = try await apply([
+            wait, wait, wait, .submit(StoreFixtures.submission(trim: nil), idempotencyKey: nil, book: false),
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
+        ])
+        #expect(try first.map { try $0.get().changedQuote.status } == [.booked, .waiting, .ready, .pending, .ready])
+        let booked = try first[0].get().changedQuote.id
+        let ready = try first[2].get().changedQuote.id
+        // A stored quote put in the full line: moved to waiting, then undone in a savepoint.
+        let refused = try await apply([
+            .book(ready, mechanic: nil, wait: true),
+            .submit(StoreFixtures.submission(), idempotencyKey: nil, book: false),
+        ])
+        #expect((try? refused[0].get()) == nil)
+        // Completed, which serves the line; one cancelled; one refused outright.
+        let second = try await apply([.complete(booked), .cancel(ready, reason: nil), .cancel(ready, reason: nil)])
+        #expect((try? second[2].get()) == nil)
+        let kept = try await store.counts()
+        #expect(
+            kept[.completed] == 1 && kept[.booked] == 1 && kept[.cancelled] == 1 && kept[.pending] == 1
+                && kept[.ready] == 2 && kept[.waiting] == 0, "\(kept)")
+        let counted = try await StoreFixtures.open(directory.database, catalog: catalog).counts()
+        #expect(kept == counted)
+    }
+
     @Test("a store opened through a symbolic link to its file acknowledges its writes")
     func openedThroughALink() async throws {
         do {
