@@ -23,7 +23,7 @@ extension Rulebook {
             let rows = min(limit, maximumRows)
             let page = try await store.quotes(
                 status: status, customer: customer, afterID: after, limit: rows,
-                examining: max(rows, QuotePage.defaultExamined))
+                examining: QuotePage.defaultExamined)
             return .quotes(page.quotes, limit: rows, examinedThrough: page.examinedThrough)
         case .query(.mechanics(let freeOnly, let skill)):
             return .mechanics(

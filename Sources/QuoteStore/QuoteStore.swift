@@ -49,9 +49,10 @@ public protocol QuoteStore: Sendable {
     /// through an index.
     ///
     /// The search's work is bounded whatever the store holds: it examines at most `examining`
-    /// quotes. Only a search whose filters match sparsely can reach that (a name prefix that
-    /// more than `examining` quotes match, searched in id order; an email address or a name
-    /// prefix with a `status`): its page then ends early, and says where it stopped.
+    /// quotes. A name prefix that at most `examining` quotes match in all is read whole through
+    /// its index; one that more match is searched in id order (through the state's index with
+    /// a `status`), and so is an email address with a `status`. Such a search's page can end
+    /// before `limit`, and then says where it stopped.
     func quotes(
         status: QuoteStatus?, customer: CustomerSearch?, afterID: QuoteID?, limit: Int, examining: Int
     ) async throws(StoreError) -> QuotePage

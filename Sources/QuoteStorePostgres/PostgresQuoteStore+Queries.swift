@@ -47,32 +47,35 @@ extension PostgresQuoteStore {
         case .namePrefix(let prefix)?:
             // `^@` (starts with) is a range of the name index, whose collation is "C". The index
             // gives the matches by name, not by id: they are all read and sorted, so only while
-            // there are few.
+            // there are few in all (`after` cannot narrow the range: counting only those past it
+            // would read every match before it).
             let counted = try await query(
                 """
-                SELECT count(*) FROM (SELECT 1 FROM quotes WHERE customer_name ^@ \(prefix) AND id > \(after)
-                    LIMIT \(Int64(examining) + 1)) s
+                SELECT count(*) FROM (SELECT 1 FROM quotes WHERE customer_name ^@ \(prefix)
+                    ORDER BY customer_name, id LIMIT \(Int64(examining) + 1)) s
                 """)
             let matches: Int64 =
                 try counted.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
             if matches <= Int64(examining) {
-                var binds = PostgresBindings(capacity: 4)
-                // Materialized: the matches first, through the name index, then sorted.
+                var binds = PostgresBindings(capacity: 5)
+                // Materialized: the few matches first, through the name index (in its order, so
+                // that no other plan is cheaper), then each looked up by id.
                 var sql = """
                     WITH m AS MATERIALIZED (SELECT id FROM quotes
-                        WHERE customer_name ^@ \(Self.parameter(prefix, in: &binds)) AND id > \(Self.parameter(after, in: &binds)))
-                    SELECT q.data FROM m JOIN quotes q ON q.id = m.id
+                        WHERE customer_name ^@ \(Self.parameter(prefix, in: &binds))
+                        ORDER BY customer_name, id LIMIT \(Self.parameter(Int64(examining) + 1, in: &binds)))
+                    SELECT q.data FROM m CROSS JOIN LATERAL (SELECT data, state FROM quotes WHERE id = m.id OFFSET 0) q
+                    WHERE m.id > \(Self.parameter(after, in: &binds))
                     """
-                if let status { sql += " WHERE q.state = \(Self.parameter(status.rawValue, in: &binds))" }
-                sql += " ORDER BY q.id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
+                if let status { sql += " AND q.state = \(Self.parameter(status.rawValue, in: &binds))" }
+                sql += " ORDER BY m.id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
                 return QuotePage(quotes: try await decodeQuotes(query(PostgresQuery(unsafeSQL: sql, binds: binds))))
             }
             // Too many to sort: the quotes in id order (of the state asked, through its index),
             // the next `examining` of them, checked for the name.
             guard let status else {
                 return try await examine(
-                    nil, status: nil, namePrefix: prefix, after: after, limit: limit,
-                    examining: examining)
+                    nil, status: nil, namePrefix: prefix, after: after, limit: limit, examining: examining)
             }
             return try await examine(
                 ("state", status.rawValue), status: nil, namePrefix: prefix, after: after, limit: limit,
@@ -81,31 +84,58 @@ extension PostgresQuoteStore {
     }
 
     /// The quotes among the next `examining` after `after` in id order (those whose `column`
-    /// holds `value`, through its index, when set), in `status` and of `namePrefix` when set,
-    /// at most `limit`; and, when the page is not full and `examining` were examined, the last
-    /// examined.
+    /// holds `value`, through its index on (`column`, id), when set), in `status` and of
+    /// `namePrefix` when set, at most `limit`; and, when the page is not full and `examining`
+    /// were examined, the last examined. One statement: one snapshot for the page and for
+    /// where it stopped.
     private func examine(
         _ driving: (column: String, value: String)?, status: QuoteStatus?, namePrefix: String?, after: Int64,
         limit: Int, examining: Int
     ) async throws(StoreError) -> QuotePage {
         var binds = PostgresBindings(capacity: 6)
-        let condition = driving.map { "\($0.column) = \(Self.parameter($0.value, in: &binds)) AND " } ?? ""
-        let candidates = """
-            SELECT id FROM quotes WHERE \(condition)id > \(Self.parameter(after, in: &binds))
-                ORDER BY id LIMIT \(Self.parameter(Int64(examining), in: &binds))
+        // Ordered as the index is, so that only it gives the candidates in order.
+        let candidates: String
+        if let driving {
+            candidates = """
+                SELECT id FROM quotes WHERE \(driving.column) = \(Self.parameter(driving.value, in: &binds))
+                    AND id > \(Self.parameter(after, in: &binds))
+                    ORDER BY \(driving.column), id LIMIT \(Self.parameter(Int64(examining), in: &binds))
+                """
+        } else {
+            candidates = """
+                SELECT id FROM quotes WHERE id > \(Self.parameter(after, in: &binds))
+                    ORDER BY id LIMIT \(Self.parameter(Int64(examining), in: &binds))
+                """
+        }
+        var filter = ""
+        if let status { filter += " AND q.state = \(Self.parameter(status.rawValue, in: &binds))" }
+        if let namePrefix { filter += " AND q.customer_name ^@ \(Self.parameter(namePrefix, in: &binds))" }
+        // Each candidate looked up by id; the page, then one row saying how many were examined
+        // and the last.
+        let sql = """
+            WITH c AS MATERIALIZED (\(candidates))
+            SELECT data, examined, last FROM (
+                (SELECT q.data, NULL::bigint AS examined, NULL::bigint AS last, c.id AS position FROM c
+                    CROSS JOIN LATERAL (SELECT data, state, customer_name FROM quotes WHERE id = c.id OFFSET 0) q
+                    WHERE TRUE\(filter) ORDER BY c.id LIMIT \(Self.parameter(Int64(limit), in: &binds)))
+                UNION ALL
+                SELECT NULL::bytea, count(*), max(id), NULL FROM c
+            ) page ORDER BY position NULLS LAST
             """
-        let scanned = binds
-        var sql = "WITH c AS MATERIALIZED (\(candidates)) SELECT q.data FROM c JOIN quotes q ON q.id = c.id WHERE TRUE"
-        if let status { sql += " AND q.state = \(Self.parameter(status.rawValue, in: &binds))" }
-        if let namePrefix { sql += " AND q.customer_name ^@ \(Self.parameter(namePrefix, in: &binds))" }
-        sql += " ORDER BY c.id LIMIT \(Self.parameter(Int64(limit), in: &binds))"
-        let quotes = try await decodeQuotes(query(PostgresQuery(unsafeSQL: sql, binds: binds)))
-        guard quotes.count < limit else { return QuotePage(quotes: quotes) }
-        let rows = try await query(
-            PostgresQuery(unsafeSQL: "SELECT count(*), max(id) FROM (\(candidates)) s", binds: scanned))
-        guard let row = rows.first else { return QuotePage(quotes: quotes) }
-        let (count, last) = try Self.decode(row, as: (Int64, Int64?).self)
-        guard count == examining, let last else { return QuotePage(quotes: quotes) }
+        let rows = try await query(PostgresQuery(unsafeSQL: sql, binds: binds))
+        var quotes: [Quote] = []
+        var examined: Int64 = 0
+        var last: Int64?
+        for row in rows {
+            let (data, count, through) = try Self.decode(row, as: (Data?, Int64?, Int64?).self)
+            if let data {
+                quotes.append(try PostgresTransaction.quote(data))
+            } else {
+                examined = count ?? 0
+                last = through
+            }
+        }
+        guard quotes.count < limit, examined == Int64(examining), let last else { return QuotePage(quotes: quotes) }
         return QuotePage(quotes: quotes, examinedThrough: QuoteID(last))
     }
 

@@ -448,14 +448,15 @@ public final class SQLiteQuoteStore: QuoteStore {
                 let range: StatementArguments = [Data(prefix.utf8), Data(StoredCustomer.upperBound(ofPrefix: prefix))]
                 let nameRange = "customer_name >= CAST(? AS TEXT) AND customer_name < CAST(? AS TEXT)"
                 // The index gives the matches by name, not by id: they are all read and sorted,
-                // so only while there are few.
+                // so only while there are few in all (`after` cannot narrow the range: counting
+                // only those past it would read every match before it).
                 let matches =
                     try Int.fetchOne(
                         db,
                         sql: """
                             SELECT count(*) FROM (SELECT 1 FROM quotes INDEXED BY quotes_by_customer_name
-                                WHERE \(nameRange) AND id > ? LIMIT ?)
-                            """, arguments: range + [after, examining + 1]) ?? 0
+                                WHERE \(nameRange) LIMIT ?)
+                            """, arguments: range + [examining + 1]) ?? 0
                 if matches <= examining {
                     var arguments = range + [after]
                     var condition = "\(nameRange) AND id > ?"
