@@ -7,7 +7,7 @@ public enum QueryAnswer: Sendable {
     case quote(QuoteRecord)
     /// A page of quotes by id (`list`); `limit` is the number of rows asked of the store;
     /// `examinedThrough`, when the search stopped before filling the page, where
-    /// (``QuotePage/examinedThrough``).
+    /// (`QuotePage.examinedThrough`).
     case quotes([Quote], limit: Int, examinedThrough: QuoteID?)
     /// The roster with each mechanic's booking (`mechanics`).
     case mechanics([MechanicState])

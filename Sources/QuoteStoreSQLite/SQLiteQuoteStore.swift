@@ -426,17 +426,7 @@ public final class SQLiteQuoteStore: QuoteStore {
             switch customer {
             case nil:
                 // Every quote examined is one found: by state through its index, or all by id.
-                var arguments: StatementArguments = [after]
-                var condition = "id > ?"
-                if let status {
-                    condition += " AND state = ?"
-                    arguments += [status.rawValue]
-                }
-                arguments += [limit]
-                return QuotePage(
-                    quotes: try Data.fetchAll(
-                        db, sql: "SELECT data FROM quotes WHERE \(condition) ORDER BY id LIMIT ?", arguments: arguments
-                    ).map(QuoteCodec.decodeQuote))
+                return try Self.firstByID(db, "quotes", "id > ?", [after], status: status, limit: limit)
             case .email(let email)?:
                 // Bound as bytes and cast, compared byte for byte, as the writer binds it.
                 return try Self.examine(
@@ -458,21 +448,9 @@ public final class SQLiteQuoteStore: QuoteStore {
                                 WHERE \(nameRange) LIMIT ?)
                             """, arguments: range + [examining + 1]) ?? 0
                 if matches <= examining {
-                    var arguments = range + [after]
-                    var condition = "\(nameRange) AND id > ?"
-                    if let status {
-                        condition += " AND state = ?"
-                        arguments += [status.rawValue]
-                    }
-                    arguments += [limit]
-                    return QuotePage(
-                        quotes: try Data.fetchAll(
-                            db,
-                            sql: """
-                                SELECT data FROM quotes INDEXED BY quotes_by_customer_name WHERE \(condition)
-                                ORDER BY id LIMIT ?
-                                """, arguments: arguments
-                        ).map(QuoteCodec.decodeQuote))
+                    return try Self.firstByID(
+                        db, "quotes INDEXED BY quotes_by_customer_name", "\(nameRange) AND id > ?", range + [after],
+                        status: status, limit: limit)
                 }
                 // Too many to sort: the quotes in id order (of the state asked, through its
                 // index), the next `examining` of them, checked for the name.
@@ -486,6 +464,25 @@ public final class SQLiteQuoteStore: QuoteStore {
                     namePrefix: range, after: after, limit: limit, examining: examining)
             }
         }
+    }
+
+    /// The first `limit` quotes by id of `source` (`quotes`, perhaps with the index to use)
+    /// that `condition`, with `arguments`, holds for, in `status` when set.
+    private static func firstByID(
+        _ db: Database, _ source: String, _ condition: String, _ arguments: StatementArguments,
+        status: QuoteStatus?, limit: Int
+    ) throws -> QuotePage {
+        var condition = condition
+        var arguments = arguments
+        if let status {
+            condition += " AND state = ?"
+            arguments += [status.rawValue]
+        }
+        arguments += [limit]
+        return QuotePage(
+            quotes: try Data.fetchAll(
+                db, sql: "SELECT data FROM \(source) WHERE \(condition) ORDER BY id LIMIT ?", arguments: arguments
+            ).map(QuoteCodec.decodeQuote))
     }
 
     /// The quotes among the next `examining` after `after` in id order that `source` (a

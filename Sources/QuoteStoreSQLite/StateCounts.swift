@@ -8,7 +8,7 @@ import QuoteCore
 /// first time they are asked for; then every committed transaction adds its changes. A
 /// transaction whose outcome is unknown forgets them, to be counted again.
 struct StateCounts {
-    /// Counts by ``slot(_:)``.
+    /// Counts, one per state, in the order `slot(_:)` gives.
     private(set) var values: [Int]
 
     init(_ counts: [QuoteStatus: Int]) {
