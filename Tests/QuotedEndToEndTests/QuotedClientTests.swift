@@ -56,8 +56,10 @@ struct QuotedClientTests {
     @Test("A submission whose reply never came is retried with its key until quoted answers: one quote")
     func retriesWithTheIdempotencyKey() async throws {
         let port = try freePort()
+        // Retries for up to a minute: the deadline for a daemon to start on a loaded machine (a
+        // full CI run took more than the 12 s of 40), not a measure of anything.
         let quoted = try Quoted(
-            .init(endpoints: ["tcp://127.0.0.1:\(port)"], timeout: .milliseconds(300), retries: 40))
+            .init(endpoints: ["tcp://127.0.0.1:\(port)"], timeout: .milliseconds(300), retries: 200))
         let submission = try Self.johnLee().build()
         let outcome = Task { try await quoted.submit(submission) }
         // A peer that takes requests and never answers: the first attempt, then its retry,
