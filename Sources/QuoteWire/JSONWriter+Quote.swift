@@ -36,7 +36,8 @@ extension JSONWriter {
         beginObject()
         field("id", quote.id.rawValue)
         field("state", quote.status.rawValue)
-        field("message", quote.customerMessage)
+        key("message")
+        message(quote)
         let requestStart = position
         if let shared {
             splice(shared)
@@ -54,7 +55,8 @@ extension JSONWriter {
         field("currency", (pricing?.total.currency ?? currency).code)
         if let pricing {
             field("priceCents", pricing.total.cents)
-            field("price", pricing.total.formatted)
+            key("price")
+            money(pricing.total)
             field("discountCents", pricing.discount.cents)
             field("manualPrice", pricing.isManual)
         }
@@ -68,7 +70,8 @@ extension JSONWriter {
             field("coupon", receipt.coupon)
             field("discountCents", receipt.discount.cents)
             field("totalCents", receipt.total.cents)
-            field("total", receipt.total.formatted)
+            key("total")
+            money(receipt.total)
             key("mechanic")
             mechanic(receipt.mechanic)
             key("customer")
@@ -92,7 +95,39 @@ extension JSONWriter {
         return requestPart
     }
 
+    /// `quote`'s `Quote.customerMessage` as a string, written piece by piece.
+    private mutating func message(_ quote: Quote) {
+        separator()
+        output.append(UInt8(ascii: "\""))
+        var pieces = MessagePieces(writer: consume self)
+        quote.writeCustomerMessage(into: &pieces)
+        self = pieces.writer
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// `amount` as a string, as `Money.formatted` shows it.
+    private mutating func money(_ amount: Money) {
+        separator()
+        output.append(UInt8(ascii: "\""))
+        amount.withFormattedBytes { escaped($0) }
+        output.append(UInt8(ascii: "\""))
+    }
+
     mutating func mechanic(_ value: Mechanic) {
         mechanic(id: value.id.rawValue, name: value.name, skill: value.skill.name)
     }
+}
+
+/// A quote's message written into a JSON string, each piece escaped.
+private struct MessagePieces: ~Copyable, CustomerMessageSink {
+    var writer: JSONWriter
+
+    /// Fixed wording needs no escaping: copied as it is.
+    mutating func append(fixed text: StaticString) {
+        text.withUTF8Buffer { writer.output.append(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func append(text: String) { text.withUTF8Bytes { writer.escaped($0) } }
+
+    mutating func append(amount: Money) { amount.withFormattedBytes { writer.escaped($0) } }
 }

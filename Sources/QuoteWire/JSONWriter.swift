@@ -87,27 +87,30 @@ struct JSONWriter: ~Copyable {
     mutating func string(_ value: String) {
         separator()
         output.append(UInt8(ascii: "\""))
-        value.withUTF8Bytes { utf8 in
-            // Most text needs no escaping: copy it whole, and only byte by byte when it does.
-            guard Self.needsEscaping(utf8) else {
-                output.append(UnsafeRawBufferPointer(utf8))
-                return
-            }
-            for byte in utf8 {
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(92, byte)
-                case 0x0A: output.append(92, UInt8(ascii: "n"))
-                case 0x0D: output.append(92, UInt8(ascii: "r"))
-                case 0x09: output.append(92, UInt8(ascii: "t"))
-                case 0..<0x20:
-                    output.append(92, UInt8(ascii: "u"))
-                    output.append(48, 48)
-                    output.append(Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF))
-                default: output.append(byte)
-                }
+        value.withUTF8Bytes { escaped($0) }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `utf8` as the inside of a JSON string, escaped.
+    mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        // Most text needs no escaping: copy it whole, and only byte by byte when it does.
+        guard Self.needsEscaping(utf8) else {
+            output.append(UnsafeRawBufferPointer(utf8))
+            return
+        }
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(92, byte)
+            case 0x0A: output.append(92, UInt8(ascii: "n"))
+            case 0x0D: output.append(92, UInt8(ascii: "r"))
+            case 0x09: output.append(92, UInt8(ascii: "t"))
+            case 0..<0x20:
+                output.append(92, UInt8(ascii: "u"))
+                output.append(48, 48)
+                output.append(Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF))
+            default: output.append(byte)
             }
         }
-        output.append(UInt8(ascii: "\""))
     }
 
     /// Whether `bytes` hold a quote, a backslash or a control character (``TextScan``): most

@@ -92,6 +92,27 @@ struct QuoteTests {
         #expect(quote.pendingReasons.isEmpty == (status != .pending))
     }
 
+    @Test("the customer's message in the states the walkthrough below does not reach, word for word")
+    func otherMessages() throws {
+        let ready = try Self.quote(in: .ready)
+        let joe = Fixtures.mechanic("Joe Murphy")
+        #expect(
+            try ready.waiting(for: joe, at: Fixtures.now).customerMessage
+                == "Joe Murphy is busy; your quote is next in line for them and will be booked as soon as they are free."
+        )
+        #expect(
+            try ready.waiting(for: nil, at: Fixtures.now).customerMessage
+                == "All our mechanics are busy; your quote is in line and will be booked as soon as one is free.")
+        #expect(try ready.cancelled(reason: nil, at: Fixtures.now).customerMessage == "Your quote has been cancelled.")
+        let noticed = Quote(
+            id: ready.id, request: ready.request, stage: ready.stage, submittedAt: ready.submittedAt,
+            updatedAt: ready.updatedAt, notice: "Junior 1 is off duty.")
+        #expect(
+            noticed.customerMessage
+                == "Junior 1 is off duty. Your quote is ready. The total for the services you have requested is: "
+                + (ready.price?.formatted ?? "none"))
+    }
+
     @Test("a quote waiting for a named mechanic is booked with them only, and waits only for one able")
     func namedWait() throws {
         let ready = try Self.quote(in: .ready)

@@ -98,6 +98,10 @@ struct WireCodecTests {
             try resolved.waiting(for: nil, at: now.addingTimeInterval(0.5)),
             try resolved.waiting(for: Catalog.standard.mechanic(named: "Joe Murphy")!, at: now),
             try resolved.waiting(for: nil, at: now).cancelled(reason: nil, at: now),
+            // A notice in the message, with what JSON escapes.
+            Quote(
+                id: QuoteID(11), request: ready.request, stage: ready.stage, submittedAt: now, updatedAt: now,
+                notice: "\"Junior\" 1 is off duty.\t"),
         ]
     }
 

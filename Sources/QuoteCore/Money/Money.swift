@@ -82,12 +82,19 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
 
     /// The amount as people read it: `$66.25`, `-$5.00`.
     public var formatted: String {
-        // Written into one buffer: every quote published carries its price so, and string
-        // interpolation builds and grows a string per piece.
+        withFormattedBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with ``formatted``'s UTF-8 bytes, valid only during the call: a writer
+    /// copies them without a `String` made for them (every quote published shows its total so,
+    /// twice).
+    @inlinable public func withFormattedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows
+        -> Result
+    {
         let magnitude = cents.magnitude
-        return currency.symbol.withUTF8Bytes { symbol in
-            // The sign, the symbol, up to 17 digits of units, the point and two of cents.
-            String(unsafeUninitializedCapacity: symbol.count + 22) { buffer in
+        return try currency.symbol.withUTF8Bytes { symbol in
+            // The sign, the symbol, up to 20 digits of units, the point and two of cents.
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: symbol.count + 24) { buffer in
                 var count = 0
                 if cents < 0 {
                     buffer[0] = UInt8(ascii: "-")
@@ -113,7 +120,7 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
                 buffer[count] = UInt8(ascii: ".")
                 buffer[count + 1] = UInt8(ascii: "0") + UInt8(fraction / 10)
                 buffer[count + 2] = UInt8(ascii: "0") + UInt8(fraction % 10)
-                return count + 3
+                return try body(UnsafeBufferPointer(rebasing: buffer[..<(count + 3)]))
             }
         }
     }

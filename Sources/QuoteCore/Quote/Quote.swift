@@ -201,31 +201,6 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
         return []
     }
 
-    /// The message for the customer in the current state (the State article's words).
-    public var customerMessage: String {
-        switch stage {
-        case .submitted:
-            "Your quote has been submitted and is being processed right now, please wait a few moments"
-        case .pending:
-            "Your quote is currently pending, we will get back to you with a ready quote soon"
-        case .ready(let pricing) where notice == nil:
-            // Every submission publishes this one: one concatenation, not an interpolation.
-            "Your quote is ready. The total for the services you have requested is: " + pricing.total.formatted
-        case .ready(let pricing):
-            "\(notice ?? "") Your quote is ready. The total for the services you have requested is: \(pricing.total.formatted)"
-        case .booked(_, let assignment):
-            "Your appointment has been booked with \(assignment.mechanic.name)."
-        case .completed:
-            "Thank you for using YourMechanic."
-        case .cancelled:
-            "Your quote has been cancelled."
-        case .waiting(_, _, let mechanic?):
-            "\(mechanic.name) is busy; your quote is next in line for them and will be booked as soon as they are free."
-        case .waiting:
-            "All our mechanics are busy; your quote is in line and will be booked as soon as one is free."
-        }
-    }
-
     // MARK: Transitions
 
     /// Prices a submitted quote: `ready` when everything needed is there, else `pending`
