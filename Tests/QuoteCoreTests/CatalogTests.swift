@@ -61,6 +61,34 @@ struct CatalogTests {
         #expect(catalog.service(named: "z")?.name == "Z")
     }
 
+    @Test("in a catalog of thousands of services, each is found by its name in any case, and no other name is")
+    func manyServices() throws {
+        let names = (0..<3_000).map { "Service \($0) of the Garage" }
+        let catalog = try CatalogDocument(
+            currency: "EUR",
+            services: names.map { .init(name: $0, minimumSkill: "junior", price: "1.00") },
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")]
+        ).catalog()
+        for name in names {
+            #expect(catalog.service(named: name)?.name == name)
+            #expect(catalog.service(named: " \(name.uppercased())\t")?.name == name)
+            #expect(catalog.service(named: name + "!") == nil)
+        }
+        #expect(catalog.service(named: "Service 3000 of the Garage") == nil)
+    }
+
+    @Test("a name whose key is plain ASCII only once lowered (a Kelvin sign) is found by that key")
+    func asciiOnceLowered() throws {
+        let catalog = try CatalogDocument(
+            currency: "EUR",
+            services: [.init(name: "\u{212A}elvin Check", minimumSkill: "junior", price: "1.00")],
+            mechanics: [.init(id: 1, name: "Ann", skill: "junior")]
+        ).catalog()
+        for asked in ["kelvin check", "KELVIN CHECK", "\u{212A}ELVIN check"] {
+            #expect(catalog.service(named: asked)?.name == "\u{212A}elvin Check", "\(asked)")
+        }
+    }
+
     @Test("a catalog's problems echo its text as a request's do: cut short, control characters replaced")
     func problemsEchoSafely() throws {
         let document = CatalogDocument(

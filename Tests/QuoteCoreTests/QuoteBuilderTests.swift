@@ -150,6 +150,8 @@ struct QuoteBuilderTests {
             ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
             ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "A"],
             ["a", "b", "c", "d", "e", "f", "g", "h", "", "", "Oil Change", "OIL CHANGE "],
+            // Beyond ASCII: the same key only once lowered.
+            ["Équilibrage", "ÉQUILIBRAGE", "Oil Change"], ["\u{212A}elvin", "kelvin", "KELVIN "],
         ])
     func submittedServices(names: [String]) {
         let submitted = QuoteBuilder(

@@ -16,7 +16,7 @@ public struct Catalog: Sendable {
     /// 0 for a catalog not (yet) stored, as read from a file.
     public var version: Int64 = 0
 
-    private let servicesByKey: [String: Int]
+    private let serviceIndex: NameIndex
     private var mechanicsByKey: [String: Int]
     private var mechanicsByID: [MechanicID: Int]
     private let couponsByKey: [String: Int]
@@ -140,7 +140,7 @@ public struct Catalog: Sendable {
         self.services = services
         self.mechanics = mechanics
         self.coupons = coupons
-        self.servicesByKey = servicesByKey
+        serviceIndex = NameIndex(keys: services.map { Catalog.key($0.name) })
         self.mechanicsByKey = mechanicsByKey
         self.mechanicsByID = mechanicsByID
         self.couponsByKey = couponsByKey
@@ -148,12 +148,7 @@ public struct Catalog: Sendable {
 
     /// The service called `name`, ignoring case and surrounding spaces.
     public func service(named name: String) -> Service? {
-        service(key: Catalog.key(name))
-    }
-
-    /// The service whose ``key(_:)`` is `key`.
-    func service(key: String) -> Service? {
-        servicesByKey[key].map { services[$0] }
+        serviceIndex.position(of: name).map { services[$0] }
     }
 
     /// The mechanic called `name`, ignoring case and surrounding spaces.

@@ -10,11 +10,8 @@ public struct QuoteBuilder: Sendable, Hashable {
     private var customer: Submission.CustomerInput?
     private var car: Submission.CarInput?
     private var services: [String] = []
-    /// Each service's catalog key (``Catalog/key(_:)``), computed once: case folding is most
-    /// of what checking and looking up a name costs.
-    private var serviceKeys: [String] = []
-    /// The same keys, for a constant-time check that a name is already there once there are
-    /// many (a few are compared faster than hashed).
+    /// The services' catalog keys (``Catalog/key(_:)``), once there are many: a constant-time
+    /// check that a name is already there (a few are compared faster than hashed).
     private var serviceKeySet: Set<String>?
     private var servicesGiven = false
     private var mechanic: String?
@@ -29,12 +26,10 @@ public struct QuoteBuilder: Sendable, Hashable {
         car = submission.car
         if let names = submission.services {
             servicesGiven = true
-            // Usually each name once: the client's array is kept as it is, and the keys made in
-            // one array, rather than both grown a name at a time.
-            let keys = names.map(Catalog.key)
-            if Self.eachOnce(keys) {
+            // Usually each name once: the client's array is kept as it is rather than grown a
+            // name at a time.
+            if Self.eachOnce(names) {
                 services = names
-                serviceKeys = keys
             } else {
                 for name in names { addService(name) }
             }
@@ -54,41 +49,41 @@ public struct QuoteBuilder: Sendable, Hashable {
     }
 
     /// Whether no key but the empty one (a blank name, refused later) is there twice.
-    private static func eachOnce(_ keys: [String]) -> Bool {
-        guard keys.count > 8 else {
-            for index in keys.indices where !keys[index].isEmpty {
-                if keys[..<index].contains(keys[index]) { return false }
+    private static func eachOnce(_ names: [String]) -> Bool {
+        guard names.count > 8 else {
+            for index in names.indices {
+                if names[..<index].contains(where: { NameIndex.sameKey($0, names[index]) }) { return false }
             }
             return true
         }
-        var seen = Set<String>(minimumCapacity: keys.count)
-        return keys.allSatisfy { $0.isEmpty || seen.insert($0).inserted }
+        var seen = Set<String>(minimumCapacity: names.count)
+        return names.allSatisfy { name in
+            let key = Catalog.key(name)
+            return key.isEmpty || seen.insert(key).inserted
+        }
     }
 
     /// Adds a service by name; adding one already there (in any case) changes nothing.
     public mutating func addService(_ name: String) {
         servicesGiven = true
-        let key = Catalog.key(name)
-        if !key.isEmpty {
-            if serviceKeySet == nil && serviceKeys.count >= 8 { serviceKeySet = Set(serviceKeys) }
+        if !NameIndex.hasEmptyKey(name) {
+            if serviceKeySet == nil && services.count >= 8 {
+                serviceKeySet = Set(services.map(Catalog.key).filter { !$0.isEmpty })
+            }
             if serviceKeySet != nil {
-                guard serviceKeySet?.insert(key).inserted == true else { return }
-            } else if serviceKeys.contains(key) {
+                guard serviceKeySet?.insert(Catalog.key(name)).inserted == true else { return }
+            } else if services.contains(where: { NameIndex.sameKey($0, name) }) {
                 return
             }
         }
         services.append(name)
-        serviceKeys.append(key)
     }
 
     /// Removes a service by name, in any case.
     public mutating func removeService(_ name: String) {
         let key = Catalog.key(name)
         serviceKeySet?.remove(key)
-        for index in serviceKeys.indices.reversed() where serviceKeys[index] == key {
-            services.remove(at: index)
-            serviceKeys.remove(at: index)
-        }
+        services.removeAll { Catalog.key($0) == key }
     }
 
     /// Names the mechanic the customer would like; `nil` lets the system choose.
@@ -178,7 +173,7 @@ public struct QuoteBuilder: Sendable, Hashable {
             let trimmed = name.trimmingPrefixAndSuffixSpaces()
             if trimmed.isBlank {
                 problems.append(Problem(field: "services[\(index)]", message: "is empty"))
-            } else if let service = catalog.service(key: serviceKeys[index]) {
+            } else if let service = catalog.service(named: trimmed) {
                 requested.append(RequestedService(name: service.name, listed: service))
             } else {
                 requested.append(RequestedService(name: trimmed, listed: nil))

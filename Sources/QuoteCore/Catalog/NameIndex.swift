@@ -1,0 +1,110 @@
+/// Finds a catalog entry by name, ignoring case and surrounding spaces (``Catalog/key(_:)``),
+/// without making a lowered copy of the name asked for.
+///
+/// Every service of every submission is looked up by name: a lowered copy and a `String` hash
+/// were most of what a look-up cost. An ASCII name is folded and hashed byte by byte as it is
+/// read and compared with the keys in place; any other goes through ``Catalog/key(_:)`` and a
+/// dictionary, as before. Only the catalog's own keys are in the table, so a client's names
+/// decide nothing of its layout: a look-up probes at most the run its hash lands in.
+struct NameIndex: Sendable {
+    /// Each entry's key, by position.
+    private let keys: [String]
+    /// Every key, for names that are not plain ASCII.
+    private let byKey: [String: Int]
+    /// Open addressing over the ASCII keys' hashes: an entry's position, or -1 for none.
+    private let slots: [Int32]
+
+    /// An index of `keys` (each entry's ``Catalog/key(_:)``, in order, each once).
+    init(keys: [String]) {
+        self.keys = keys
+        var byKey: [String: Int] = [:]
+        byKey.reserveCapacity(keys.count)
+        var size = 8
+        while size < keys.count * 2 { size *= 2 }
+        var slots = [Int32](repeating: -1, count: size)
+        for (position, key) in keys.enumerated() {
+            if byKey[key] == nil { byKey[key] = position }
+            guard let hash = key.withUTF8Bytes({ Self.hash(Self.trimmed($0)) }) else { continue }
+            var slot = Int(truncatingIfNeeded: hash) & (size - 1)
+            while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
+            slots[slot] = Int32(truncatingIfNeeded: position)
+        }
+        self.byKey = byKey
+        self.slots = slots
+    }
+
+    /// The position of the entry whose key is `name`'s key, if any.
+    func position(of name: String) -> Int? {
+        let found: Int?? = name.withUTF8Bytes { bytes in
+            let trimmed = Self.trimmed(bytes)
+            guard let hash = Self.hash(trimmed) else { return nil }
+            let mask = slots.count - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] >= 0 {
+                let position = Int(slots[slot])
+                if keys[position].withUTF8Bytes({ Self.folds(trimmed, to: $0) }) { return .some(position) }
+                slot = (slot + 1) & mask
+            }
+            return .some(nil)
+        }
+        if let found { return found }
+        return byKey[Catalog.key(name)]
+    }
+
+    /// Whether `a` and `b` have the same ``Catalog/key(_:)``, and it is not empty.
+    static func sameKey(_ a: String, _ b: String) -> Bool {
+        let ascii: Bool? = a.withUTF8Bytes { first in
+            b.withUTF8Bytes { second in
+                let (one, other) = (trimmed(first), trimmed(second))
+                guard isASCII(one), isASCII(other) else { return nil }
+                guard !one.isEmpty, one.count == other.count else { return false }
+                for index in one.indices where fold(one[index]) != fold(other[index]) { return false }
+                return true
+            }
+        }
+        if let ascii { return ascii }
+        let key = Catalog.key(a)
+        return !key.isEmpty && key == Catalog.key(b)
+    }
+
+    /// Whether `name` has an empty key: nothing but spaces.
+    static func hasEmptyKey(_ name: String) -> Bool {
+        name.withUTF8Bytes { trimmed($0).isEmpty }
+    }
+
+    /// `bytes` without the spaces around them, as `trimmingPrefixAndSuffixSpaces` trims.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var start = 0
+        var end = bytes.count
+        while start < end && isSpace(bytes[start]) { start += 1 }
+        while end > start && isSpace(bytes[end - 1]) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// FNV-1a of `bytes` with ASCII capitals folded; `nil` when a byte is not ASCII.
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            guard byte < 0x80 else { return nil }
+            hash = (hash ^ UInt64(fold(byte))) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 }
+    }
+
+    /// `byte`, lowered if it is an ASCII capital.
+    private static func fold(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Whether `name`, folded, is `key` byte for byte.
+    private static func folds(_ name: UnsafeBufferPointer<UInt8>, to key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == key.count else { return false }
+        for index in name.indices where fold(name[index]) != key[index] { return false }
+        return true
+    }
+}
