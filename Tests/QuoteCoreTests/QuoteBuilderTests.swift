@@ -170,6 +170,20 @@ struct QuoteBuilderTests {
                 == (try? oneByOne.build(in: Fixtures.catalog, at: Fixtures.now)))
     }
 
+    @Test(
+        "a name repeated in another case, or as text Swift holds equal, is one service",
+        arguments: [
+            ["Oil Change", " oil change"], ["Tyre Check;", "tyre check\u{37E}"], ["\u{212A}elvin", "KELVIN"],
+        ])
+    func repeatedOnce(names: [String]) throws {
+        let request = try QuoteBuilder(
+            Submission(
+                customer: .init(name: "Reza", email: "reza@example.com", address: "Here"),
+                car: .init(make: "Ford", model: "Ka", year: 2010, trim: "S"), services: names)
+        ).build(in: Fixtures.catalog, at: Fixtures.now)
+        #expect(request.services.count == 1)
+    }
+
     @Test("the order of the builder's steps does not change the outcome")
     func orderIndependence() async {
         enum Step: CaseIterable, Sendable { case customer, car, service1, service2, mechanic, coupon }

@@ -4,37 +4,86 @@
 /// Every service of every submission is looked up by name: a lowered copy and a `String` hash
 /// were most of what a look-up cost. An ASCII name is folded and hashed byte by byte as it is
 /// read and compared with the keys in place; any other goes through ``Catalog/key(_:)`` and a
-/// dictionary, as before. Only the catalog's own keys are in the table, so a client's names
-/// decide nothing of its layout: a look-up probes at most the run its hash lands in.
+/// dictionary, as before.
+///
+/// A catalog can come from a peer (`applyCatalog`), and the hash has no secret seed: names
+/// could be chosen to share slots. So the table is built only while every run of occupied
+/// slots stays short (``longestRun``); a catalog that makes a longer one is looked up through
+/// the dictionary alone, whose hash is seeded per process. Either way a look-up costs at most
+/// a short run of comparisons.
 struct NameIndex: Sendable {
     /// Each entry's key, by position.
     private let keys: [String]
-    /// Every key, for names that are not plain ASCII.
+    /// Every key: for names that are not plain ASCII, and for every name when ``slots`` is
+    /// empty.
     private let byKey: [String: Int]
-    /// Open addressing over the ASCII keys' hashes: an entry's position, or -1 for none.
+    /// Open addressing over the ASCII keys' hashes, a quarter full at most: an entry's
+    /// position, or -1 for none. Empty when the keys made a run longer than allowed.
     private let slots: [Int32]
+    /// Some key is not plain ASCII. Such a key may still equal an ASCII name (Swift compares
+    /// text by canonical equivalence: U+037E is `;`), so an ASCII name not in the table is
+    /// looked for in ``byKey`` too.
+    private let someKeyBeyondASCII: Bool
 
-    /// An index of `keys` (each entry's ``Catalog/key(_:)``, in order, each once).
-    init(keys: [String]) {
+    /// The longest run of occupied slots a table may have.
+    static let longestRun = 32
+
+    /// An index of `keys` (each entry's ``Catalog/key(_:)``, in order, each once), whose
+    /// table has no run of occupied slots longer than `longestRun`, or is not used.
+    init(keys: [String], longestRun: Int = NameIndex.longestRun) {
         self.keys = keys
         var byKey: [String: Int] = [:]
         byKey.reserveCapacity(keys.count)
-        var size = 8
-        while size < keys.count * 2 { size *= 2 }
+        for (position, key) in keys.enumerated() where byKey[key] == nil { byKey[key] = position }
+        self.byKey = byKey
+        var beyondASCII = false
+        var size = 16
+        while size < keys.count * 4 { size *= 2 }
         var slots = [Int32](repeating: -1, count: size)
         for (position, key) in keys.enumerated() {
-            if byKey[key] == nil { byKey[key] = position }
-            guard let hash = key.withUTF8Bytes({ Self.hash(Self.trimmed($0)) }) else { continue }
+            guard let hash = key.withUTF8Bytes({ Self.hash(Self.trimmed($0)) }) else {
+                beyondASCII = true
+                continue
+            }
             var slot = Int(truncatingIfNeeded: hash) & (size - 1)
-            while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
+            var probes = 0
+            while slots[slot] >= 0 && probes <= longestRun {
+                slot = (slot + 1) & (size - 1)
+                probes += 1
+            }
+            guard probes <= longestRun else {
+                slots = []
+                break
+            }
             slots[slot] = Int32(truncatingIfNeeded: position)
         }
-        self.byKey = byKey
-        self.slots = slots
+        someKeyBeyondASCII = beyondASCII
+        self.slots = Self.runs(in: slots, atMost: longestRun) ? slots : []
     }
+
+    /// Whether `slots` has some and no run of occupied ones, wrapping around, longer than
+    /// `longest`.
+    private static func runs(in slots: [Int32], atMost longest: Int) -> Bool {
+        guard !slots.isEmpty else { return false }
+        var run = 0
+        // Twice round: a run may wrap past the end.
+        for index in 0..<(slots.count * 2) {
+            if slots[index % slots.count] >= 0 {
+                run += 1
+                if run > longest { return false }
+            } else {
+                run = 0
+            }
+        }
+        return true
+    }
+
+    /// Whether ASCII names are looked up in the table (not the dictionary alone).
+    var usesTable: Bool { !slots.isEmpty }
 
     /// The position of the entry whose key is `name`'s key, if any.
     func position(of name: String) -> Int? {
+        guard !slots.isEmpty else { return byKey[Catalog.key(name)] }
         let found: Int?? = name.withUTF8Bytes { bytes in
             let trimmed = Self.trimmed(bytes)
             guard let hash = Self.hash(trimmed) else { return nil }
@@ -47,7 +96,7 @@ struct NameIndex: Sendable {
             }
             return .some(nil)
         }
-        if let found { return found }
+        if let found, found != nil || !someKeyBeyondASCII { return found }
         return byKey[Catalog.key(name)]
     }
 

@@ -93,8 +93,8 @@ public struct Money: Hashable, Sendable, Codable, Comparable, CustomStringConver
     {
         let magnitude = cents.magnitude
         return try currency.symbol.withUTF8Bytes { symbol in
-            // The sign, the symbol, up to 20 digits of units, the point and two of cents.
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: symbol.count + 24) { buffer in
+            // The sign, the symbol, up to 17 digits of units, the point and two of cents.
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: symbol.count + 22) { buffer in
                 var count = 0
                 if cents < 0 {
                     buffer[0] = UInt8(ascii: "-")

@@ -1,0 +1,43 @@
+import Testing
+
+@testable import QuoteCore
+
+@Suite("Looking a catalog name up")
+struct NameIndexTests {
+    static let names = (0..<200).map { "Service \($0)" } + ["Tyre Check\u{37E}", "\u{212A}elvin", "Équilibrage"]
+
+    @Test("a table whose runs would be too long is not used, and every name is still found", arguments: [0, 32])
+    func tableOrDictionary(longestRun: Int) {
+        let index = NameIndex(keys: Self.names.map(Catalog.key), longestRun: longestRun)
+        #expect(index.usesTable == (longestRun > 0))
+        for (position, name) in Self.names.enumerated() {
+            #expect(index.position(of: name) == position, "\(name)")
+            #expect(index.position(of: "  \(name.uppercased()) ") == position, "\(name)")
+        }
+        #expect(index.position(of: "Service 200") == nil)
+        #expect(index.position(of: "") == nil)
+    }
+
+    @Test(
+        "a name is found by any text Swift holds equal to its key, ASCII or not",
+        arguments: [("tyre check;", 200), ("TYRE CHECK\u{37E}", 200), ("kelvin", 201), ("\u{212A}ELVIN", 201)])
+    func canonicalEquivalence(asked: String, position: Int) {
+        for longestRun in [0, 32] {
+            let index = NameIndex(keys: Self.names.map(Catalog.key), longestRun: longestRun)
+            #expect(index.position(of: asked) == position)
+        }
+    }
+
+    @Test("names are the same service exactly when their keys are equal and not empty")
+    func sameKey() {
+        let pairs = [
+            ("Oil Change", " oil change\t", true), ("Tyre Check;", "tyre check\u{37E}", true),
+            ("\u{212A}elvin", "KELVIN", true), ("Oil Change", "Oil Changes", false), (" ", "", false),
+            ("\u{00A0}", "\u{00A0}", true),
+        ]
+        for (a, b, same) in pairs {
+            #expect(NameIndex.sameKey(a, b) == same, "\(a) / \(b)")
+            #expect(NameIndex.sameKey(a, b) == (!Catalog.key(a).isEmpty && Catalog.key(a) == Catalog.key(b)))
+        }
+    }
+}
