@@ -327,32 +327,34 @@ public struct Rulebook: Sendable {
         _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in catalog: Catalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
-        if let key, let original = try await transaction.quote(idempotencyKey: key) {
-            if let digest = checked.digest, let conflict = Self.conflict(original, key: key, digest: digest) {
-                throw conflict
+        let submission: CheckedSubmission
+        if checked.catalogVersion == catalog.version {
+            submission = checked
+        } else {
+            // A retry is answered with its quote whatever the catalog became.
+            if let key, let original = try await transaction.quote(idempotencyKey: key) {
+                return try Self.replay(original, of: checked, key: key)
             }
-            return CommandOutcome(quote: original, events: [], replayed: true)
+            submission = try checked.rechecked(in: catalog, at: transaction.now)
         }
-        let submission =
-            checked.catalogVersion == catalog.version
-            ? checked : try checked.rechecked(in: catalog, at: transaction.now)
         let now = transaction.now
-        let id = try await transaction.nextQuoteID()
         let by = steps.actor.name
         let digest = key == nil ? nil : submission.digest
-        let submitted = Quote(
-            id: id, request: submission.request, submittedAt: now, submittedBy: by, submissionDigest: digest)
-        let priced = Quote(
-            id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now,
-            submittedBy: by, submissionDigest: digest)
-        let events = try await transaction.append(
-            [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: by)
-        try await transaction.insert(
-            priced, idempotencyKey: key,
-            history: [
-                StateChange(from: nil, to: .submitted, at: now, seq: events[0].seq),
-                StateChange(from: .submitted, to: priced.status, at: now, seq: events[1].seq),
-            ])
+        let inserted = try await transaction.insertSubmission(idempotencyKey: key, by: by) { id in
+            (
+                submitted: Quote(
+                    id: id, request: submission.request, submittedAt: now, submittedBy: by, submissionDigest: digest),
+                priced: Quote(
+                    id: id, request: submission.request, stage: submission.stage, submittedAt: now, updatedAt: now,
+                    submittedBy: by, submissionDigest: digest)
+            )
+        }
+        let priced: Quote
+        let events: [StoredEvent]
+        switch inserted {
+        case .existing(let original): return try Self.replay(original, of: checked, key: key)
+        case .inserted(let quote, let logged): (priced, events) = (quote, logged)
+        }
         guard book && priced.status == .ready else { return CommandOutcome(quote: priced, events: events) }
 
         // If no mechanic can be had (and it may not wait), the quote stays recorded and ready.
@@ -366,6 +368,16 @@ public struct Rulebook: Sendable {
             try await transaction.rollbackToSavepoint()
             return CommandOutcome(quote: priced, events: events, bookingError: refusal)
         }
+    }
+
+    /// The answer to a submission whose idempotency key an earlier one holds: that quote, or
+    /// a conflict when the two differ.
+    private static func replay(_ original: Quote, of checked: CheckedSubmission, key: String?) throws -> CommandOutcome
+    {
+        if let key, let digest = checked.digest, let conflict = Self.conflict(original, key: key, digest: digest) {
+            throw conflict
+        }
+        return CommandOutcome(quote: original, events: [], replayed: true)
     }
 
     /// Books a ready quote: with `named`, that mechanic or a refusal; otherwise the

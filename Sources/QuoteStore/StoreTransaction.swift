@@ -32,6 +32,18 @@ public protocol StoreTransaction: AnyObject {
     /// Stores a new quote with the steps of its `history`, under `idempotencyKey` when given.
     func insert(_ quote: Quote, idempotencyKey: String?, history: [StateChange]) async throws(StoreError)
 
+    /// Stores a new submission unless a quote already holds `idempotencyKey`: one step, so
+    /// that a store whose unique index finds the key taken need not look for it first.
+    ///
+    /// `make` is given a quote id never handed out before and returns the quote as submitted
+    /// and as priced (same id). The priced quote is stored, under `idempotencyKey` when given,
+    /// with the two events of its submission, caused `by` whom: `quote.submitted`, then its
+    /// priced state. When the key is taken, nothing is stored, no id is used and the quote that
+    /// holds the key is returned.
+    func insertSubmission(
+        idempotencyKey: String?, by: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
+    ) async throws(StoreError) -> SubmissionInsert
+
     /// Stores `quote` in place of its current version and appends `step` to its history. A
     /// waiting quote joins the end of the line as of `step`; one that stops waiting leaves it.
     func update(_ quote: Quote, step: StateChange) async throws(StoreError)
@@ -140,4 +152,19 @@ extension StoreTransaction {
 
     /// Nothing: a store whose look-ups are cheap reads each key when asked.
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
+
+    /// Looks for the key (``quote(idempotencyKey:)``), then takes an id, appends the events
+    /// and inserts the quote.
+    public func insertSubmission(
+        idempotencyKey key: String?, by actor: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
+    ) async throws(StoreError) -> SubmissionInsert {
+        if let key, let original = try await quote(idempotencyKey: key) { return .existing(original) }
+        let (submitted, priced) = make(try await nextQuoteID())
+        let events = try await append(
+            [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: actor)
+        try await insert(
+            priced, idempotencyKey: key,
+            history: StateChange.submission(pricedTo: priced.status, at: now, seq: events[0].seq))
+        return .inserted(priced, events: events)
+    }
 }

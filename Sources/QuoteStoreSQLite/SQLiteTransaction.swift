@@ -97,29 +97,33 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     func quote(idempotencyKey key: String) throws(StoreError) -> Quote? {
-        try run {
-            let statement = try prepared(.quoteByKey, "SELECT data FROM quotes WHERE idempotency_key = ?")
-            return try statement.fetchFirst(in: parameters, binding: { $0.bind(key) }, { $0.bytes(0) }).map(
-                QuoteCodec.decodeQuote)
-        }
+        try run { try quoteRow(idempotencyKey: key) }
+    }
+
+    private func quoteRow(idempotencyKey key: String) throws -> Quote? {
+        let statement = try prepared(.quoteByKey, "SELECT data FROM quotes WHERE idempotency_key = ?")
+        return try statement.fetchFirst(in: parameters, binding: { $0.bind(key) }, { $0.bytes(0) }).map(
+            QuoteCodec.decodeQuote)
     }
 
     /// One more than the highest id, read once per transaction under the write lock. Ids are
     /// never reused once committed: quotes are never deleted.
     func nextQuoteID() throws(StoreError) -> QuoteID {
-        try run {
-            let last: Int64
-            if let known = lastQuoteID {
-                last = known
-            } else {
-                last =
-                    try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes").fetchFirst(
-                        in: parameters, binding: { _ in }, { $0.int64(0) }) ?? 0
-            }
-            guard last < .max else { throw StoreError(.corrupt, "quote ids are exhausted (the last is \(last))") }
-            lastQuoteID = last + 1
-            return QuoteID(last + 1)
+        try run { QuoteID(try takeQuoteID()) }
+    }
+
+    private func takeQuoteID() throws -> Int64 {
+        let last: Int64
+        if let known = lastQuoteID {
+            last = known
+        } else {
+            last =
+                try prepared(.maxID, "SELECT coalesce(max(id), 0) FROM quotes").fetchFirst(
+                    in: parameters, binding: { _ in }, { $0.int64(0) }) ?? 0
         }
+        guard last < .max else { throw StoreError(.corrupt, "quote ids are exhausted (the last is \(last))") }
+        lastQuoteID = last + 1
+        return last + 1
     }
 
     // MARK: Quotes
@@ -127,32 +131,62 @@ final class SQLiteTransaction: StoreTransaction {
     func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws(StoreError) {
         try run {
             try willWrite()
-            let bytes = HistoryCodec.appending(steps, to: [UInt8]())
-            let statement = try prepared(
-                .insertQuote,
-                """
-                INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                    updated_at, data, history, customer_email, customer_name)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            let data = encode(quote)
-            try statement.execute(in: parameters) {
-                $0.bind(quote.id.rawValue)
-                $0.bind(quote.status.rawValue)
-                $0.bind(key)
-                $0.bind(quote.mechanic?.id.rawValue)
-                $0.bind(quote.price?.cents)
-                $0.bind(currency.code)
-                $0.bind(StoredTime.milliseconds(quote.submittedAt))
-                $0.bind(StoredTime.milliseconds(quote.updatedAt))
-                $0.bind(data)
-                $0.bind(bytes)
-                $0.bind(StoredCustomer.email(of: quote))
-                $0.bind(StoredCustomer.name(of: quote))
-            }
-            history = (quote.id.rawValue, bytes)
-            StateCounts.record(from: nil, to: quote.status, in: &stateChanges)
+            try insertRow(quote, idempotencyKey: key, history: steps)
         }
+    }
+
+    /// Inserts first and lets the unique index on `idempotency_key` say whether the key is
+    /// taken: a failed `INSERT` undoes only itself, and the key is looked up only then.
+    func insertSubmission(
+        idempotencyKey key: String?, by actor: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
+    ) throws(StoreError) -> SubmissionInsert {
+        try run {
+            try willWrite()
+            let id = try takeQuoteID()
+            let (submitted, priced) = make(QuoteID(id))
+            let first = try nextSeq(count: 2)
+            do {
+                try insertRow(
+                    priced, idempotencyKey: key,
+                    history: StateChange.submission(pricedTo: priced.status, at: now, seq: first))
+            } catch let error as DatabaseError where key != nil && error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+            {
+                // Nothing was written: the id and the numbers go to the next.
+                lastQuoteID = id - 1
+                lastSeq = first - 1
+                guard let key, let original = try quoteRow(idempotencyKey: key) else { throw error }
+                return .existing(original)
+            }
+            return .inserted(priced, events: try appendSubmission(submitted, priced: priced, by: actor, first: first))
+        }
+    }
+
+    private func insertRow(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws {
+        let bytes = HistoryCodec.appending(steps, to: [UInt8]())
+        let statement = try prepared(
+            .insertQuote,
+            """
+            INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+                updated_at, data, history, customer_email, customer_name)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let data = encode(quote)
+        try statement.execute(in: parameters) {
+            $0.bind(quote.id.rawValue)
+            $0.bind(quote.status.rawValue)
+            $0.bind(key)
+            $0.bind(quote.mechanic?.id.rawValue)
+            $0.bind(quote.price?.cents)
+            $0.bind(currency.code)
+            $0.bind(StoredTime.milliseconds(quote.submittedAt))
+            $0.bind(StoredTime.milliseconds(quote.updatedAt))
+            $0.bind(data)
+            $0.bind(bytes)
+            $0.bind(StoredCustomer.email(of: quote))
+            $0.bind(StoredCustomer.name(of: quote))
+        }
+        history = (quote.id.rawValue, bytes)
+        StateCounts.record(from: nil, to: quote.status, in: &stateChanges)
     }
 
     func update(_ quote: Quote, step: StateChange) throws(StoreError) {
@@ -355,7 +389,7 @@ final class SQLiteTransaction: StoreTransaction {
         try run {
             try willWrite()
             if let submitted = StoredEventRow.submission(changes), case .quote(_, let priced) = changes[1] {
-                return try appendSubmission(submitted, priced: priced, by: actor)
+                return try appendSubmission(submitted, priced: priced, by: actor, first: try nextSeq(count: 2))
             }
             return try changes.map { try appendOne($0, by: actor) }
         }
@@ -363,8 +397,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     /// A new quote's two steps, `submitted` then its priced state, as two events with
     /// consecutive sequence numbers, in one row: the priced state's, which stands for the
-    /// `quote.submitted` before it (``StoredEventRow``).
-    private func appendSubmission(_ submitted: Quote, priced: Quote, by actor: String?) throws -> [StoredEvent] {
+    /// `quote.submitted` before it (``StoredEventRow``), numbered `first` and `first + 1`.
+    private func appendSubmission(
+        _ submitted: Quote, priced: Quote, by actor: String?, first: Int64
+    ) throws -> [StoredEvent] {
         // The states are closed enums, written into the SQL rather than bound: a text bind
         // copies into a fresh SQLite allocation.
         let status = priced.status
@@ -377,7 +413,6 @@ final class SQLiteTransaction: StoreTransaction {
             INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
             VALUES (?, ?, 'quote.\(status.rawValue)', ?, NULL, 'submitted', '\(status.rawValue)', ?, ?)
             """)
-        let first = try nextSeq(count: 2)
         let data = encode(priced)
         try statement.execute(in: parameters) {
             $0.bind(first + 1)

@@ -162,6 +162,34 @@ struct StoreContractTests {
     }
 
     @Test(
+        "a key repeated in one batch is answered with the quote stored earlier in it, and its replay takes no quote id or event number",
+        arguments: StoreFactory.all)
+    func keyRepeatedInOneBatch(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        let before = try await contract.store.lastSequence()
+        let results = try await contract.apply([
+            .submit(Contract.submission(), idempotencyKey: "twice", book: false),
+            .submit(Contract.submission(), idempotencyKey: "twice", book: false),
+            .submit(Contract.submission(name: "Someone Else"), idempotencyKey: "twice", book: false),
+            .submit(Contract.submission(), idempotencyKey: nil, book: false),
+        ])
+        let first = try results[0].get()
+        let again = try results[1].get()
+        #expect(!first.replayed)
+        #expect(again.replayed)
+        #expect(again.quote == first.quote)
+        #expect(again.events.isEmpty)
+        #expect(results[2].failure?.code == .idempotencyConflict)
+        let next = try results[3].get()
+        #expect(try next.changedQuote.id.rawValue == (try first.changedQuote).id.rawValue + 1)
+        let returned = results.flatMap { (try? $0.get().events) ?? [] }
+        #expect(returned.map(\.seq) == Array((before + 1)...(before + 4)))
+        #expect(try await contract.store.events(after: before, limit: 100) == returned)
+        #expect(try await contract.store.quote(idempotencyKey: "twice") == first.quote)
+        #expect(try await contract.store.counts().values.reduce(0, +) == 2)
+    }
+
+    @Test(
         "refused commands leave no trace in their batch, and the accepted ones are numbered without a gap",
         arguments: StoreFactory.all)
     func refusalsLeaveNoTrace(_ factory: StoreFactory) async throws {
