@@ -6,9 +6,17 @@ import Testing
 struct NameIndexTests {
     static let names = (0..<200).map { "Service \($0)" } + ["Tyre Check\u{37E}", "\u{212A}elvin", "Équilibrage"]
 
+    /// The index of ``names``, as a catalog of them builds it.
+    static func index(longestRun: Int) -> NameIndex {
+        let keys = names.map(Catalog.key)
+        return NameIndex(
+            keys: keys, positions: Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) }),
+            longestRun: longestRun)
+    }
+
     @Test("a table whose runs would be too long is not used, and every name is still found", arguments: [0, 32])
     func tableOrDictionary(longestRun: Int) {
-        let index = NameIndex(keys: Self.names.map(Catalog.key), longestRun: longestRun)
+        let index = Self.index(longestRun: longestRun)
         #expect(index.usesTable == (longestRun > 0))
         for (position, name) in Self.names.enumerated() {
             #expect(index.position(of: name) == position, "\(name)")
@@ -23,7 +31,7 @@ struct NameIndexTests {
         arguments: [("tyre check;", 200), ("TYRE CHECK\u{37E}", 200), ("kelvin", 201), ("\u{212A}ELVIN", 201)])
     func canonicalEquivalence(asked: String, position: Int) {
         for longestRun in [0, 32] {
-            let index = NameIndex(keys: Self.names.map(Catalog.key), longestRun: longestRun)
+            let index = Self.index(longestRun: longestRun)
             #expect(index.position(of: asked) == position)
         }
     }

@@ -76,9 +76,12 @@ public struct Catalog: Sendable {
             }
         }
         var servicesByKey: [String: Int] = [:]
+        var serviceKeys: [String] = []
+        serviceKeys.reserveCapacity(services.count)
         for (index, service) in services.enumerated() {
             let field = "services[\(positions.services[index])]"
             let key = Catalog.key(service.name)
+            serviceKeys.append(key)
             checkText(service.name, at: "\(field).name")
             checkBound(service.price, at: "\(field).price")
             checkUnique(
@@ -140,7 +143,7 @@ public struct Catalog: Sendable {
         self.services = services
         self.mechanics = mechanics
         self.coupons = coupons
-        serviceIndex = NameIndex(keys: services.map { Catalog.key($0.name) })
+        serviceIndex = NameIndex(keys: serviceKeys, positions: servicesByKey)
         self.mechanicsByKey = mechanicsByKey
         self.mechanicsByID = mechanicsByID
         self.couponsByKey = couponsByKey

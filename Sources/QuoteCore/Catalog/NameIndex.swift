@@ -30,12 +30,11 @@ struct NameIndex: Sendable {
 
     /// An index of `keys` (each entry's ``Catalog/key(_:)``, in order, each once), whose
     /// table has no run of occupied slots longer than `longestRun`, or is not used.
-    init(keys: [String], longestRun: Int = NameIndex.longestRun) {
+    /// `positions` is each key's position in `keys`: the dictionary the catalog built to check
+    /// that no two entries share a key, kept rather than built again.
+    init(keys: [String], positions: [String: Int], longestRun: Int = NameIndex.longestRun) {
         self.keys = keys
-        var byKey: [String: Int] = [:]
-        byKey.reserveCapacity(keys.count)
-        for (position, key) in keys.enumerated() where byKey[key] == nil { byKey[key] = position }
-        self.byKey = byKey
+        self.byKey = positions
         var beyondASCII = false
         var size = 16
         while size < keys.count * 4 { size *= 2 }
