@@ -38,8 +38,9 @@ public protocol StoreTransaction: AnyObject {
     /// `make` is given a quote id never handed out before and returns the quote as submitted
     /// and as priced (same id). The priced quote is stored, under `idempotencyKey` when given,
     /// with the two events of its submission, caused `by` whom: `quote.submitted`, then its
-    /// priced state. When the key is taken, nothing is stored, no id is used and the quote that
-    /// holds the key is returned.
+    /// priced state. When the key is taken, nothing is stored and the quote that holds the key
+    /// is returned; `make` may have been called all the same, its quotes then dropped and its
+    /// id handed out again.
     func insertSubmission(
         idempotencyKey: String?, by: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
     ) async throws(StoreError) -> SubmissionInsert
@@ -164,7 +165,8 @@ extension StoreTransaction {
             [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: actor)
         try await insert(
             priced, idempotencyKey: key,
-            history: StateChange.submission(pricedTo: priced.status, at: now, seq: events[0].seq))
+            history: StateChange.submission(
+                pricedTo: priced.status, at: now, submittedSeq: events[0].seq, pricedSeq: events[1].seq))
         return .inserted(priced, events: events)
     }
 }

@@ -148,13 +148,16 @@ final class SQLiteTransaction: StoreTransaction {
             do {
                 try insertRow(
                     priced, idempotencyKey: key,
-                    history: StateChange.submission(pricedTo: priced.status, at: now, seq: first))
-            } catch let error as DatabaseError where key != nil && error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
-            {
+                    history: StateChange.submission(
+                        pricedTo: priced.status, at: now, submittedSeq: first, pricedSeq: first + 1))
+            } catch {
                 // Nothing was written: the id and the numbers go to the next.
                 lastQuoteID = id - 1
                 lastSeq = first - 1
-                guard let key, let original = try quoteRow(idempotencyKey: key) else { throw error }
+                guard let key, let taken = error as? DatabaseError,
+                    taken.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE,
+                    let original = try quoteRow(idempotencyKey: key)
+                else { throw error }
                 return .existing(original)
             }
             return .inserted(priced, events: try appendSubmission(submitted, priced: priced, by: actor, first: first))

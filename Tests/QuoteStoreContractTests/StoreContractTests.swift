@@ -162,31 +162,40 @@ struct StoreContractTests {
     }
 
     @Test(
-        "a key repeated in one batch is answered with the quote stored earlier in it, and its replay takes no quote id or event number",
+        "a key repeated in one batch is answered with the quote stored earlier in it, and a replay takes no quote id, event number or mechanic",
         arguments: StoreFactory.all)
     func keyRepeatedInOneBatch(_ factory: StoreFactory) async throws {
         let contract = try await Contract(factory)
+        let earlier = try await contract.must(.submit(Contract.submission(), idempotencyKey: "before", book: true))
         let before = try await contract.store.lastSequence()
         let results = try await contract.apply([
-            .submit(Contract.submission(), idempotencyKey: "twice", book: false),
-            .submit(Contract.submission(), idempotencyKey: "twice", book: false),
+            // First in its transaction: the store has not read its last id and number yet.
+            .submit(Contract.submission(), idempotencyKey: "before", book: true),
+            .submit(Contract.submission(), idempotencyKey: "twice", book: true),
+            .submit(Contract.submission(), idempotencyKey: "twice", book: true),
             .submit(Contract.submission(name: "Someone Else"), idempotencyKey: "twice", book: false),
             .submit(Contract.submission(), idempotencyKey: nil, book: false),
         ])
-        let first = try results[0].get()
-        let again = try results[1].get()
+        let replayed = try results[0].get()
+        #expect(replayed.replayed)
+        #expect(replayed.quote == earlier.quote)
+        let first = try results[1].get()
         #expect(!first.replayed)
+        #expect(first.quote?.status == .booked)
+        let again = try results[2].get()
         #expect(again.replayed)
         #expect(again.quote == first.quote)
         #expect(again.events.isEmpty)
-        #expect(results[2].failure?.code == .idempotencyConflict)
-        let next = try results[3].get()
-        #expect(try next.changedQuote.id.rawValue == (try first.changedQuote).id.rawValue + 1)
+        #expect(results[3].failure?.code == .idempotencyConflict)
+        let ids = try [earlier, first, results[4].get()].map { try $0.changedQuote.id.rawValue }
+        #expect(ids == [ids[0], ids[0] + 1, ids[0] + 2])
         let returned = results.flatMap { (try? $0.get().events) ?? [] }
-        #expect(returned.map(\.seq) == Array((before + 1)...(before + 4)))
+        #expect(returned.map(\.seq) == Array((before + 1)...(before + Int64(returned.count))))
         #expect(try await contract.store.events(after: before, limit: 100) == returned)
         #expect(try await contract.store.quote(idempotencyKey: "twice") == first.quote)
-        #expect(try await contract.store.counts().values.reduce(0, +) == 2)
+        #expect(try await contract.store.counts().values.reduce(0, +) == 3)
+        #expect(try await contract.store.mechanics().filter { !$0.isFree }.count == 2)
+        #expect(try await contract.store.integrityViolations().isEmpty)
     }
 
     @Test(
