@@ -86,13 +86,23 @@ final class PostgresTransaction: StoreTransaction {
         var data: [UInt8]
     }
 
+    /// What a rollback to it restores. Not a copy of ``pending``: a copy shared with the
+    /// savepoint would make the next change copy every pending row, once per savepoint, and a
+    /// batch of bookings (each in its own) quadratic. New rows and events are cut back to the
+    /// counts; rows that were there and changed since are put back from ``undo``.
     private struct Savepoint {
         var lastSeq: Int64
         var takenIDs: Int
-        var pending: Pending
+        var quotes: Int
+        var events: Int
+        var undo: Int
         /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes.
         var opened = false
     }
+
+    /// Pending rows as they were before a change made while a savepoint was open, each with
+    /// its index, oldest first; emptied when the last savepoint closes.
+    private var undo: [(index: Int, entry: PendingQuote)] = []
 
     init(
         connection: PostgresConnection, now: Date, currency: Currency, quoteIDs: QuoteIDBlocks, instance: String,
@@ -196,10 +206,21 @@ final class PostgresTransaction: StoreTransaction {
             pending.quotes.append(
                 PendingQuote(quote: quote, isNew: false, key: nil, committed: committed, steps: [], waitSeq: nil))
         }
-        pending.quotes[index].quote = quote
-        pending.quotes[index].steps.append(step)
-        pending.quotes[index].waitSeq = quote.status == .waiting ? step.seq : nil
-        pending.quotes[index].waitFront = nil
+        changeQuote(at: index) { entry in
+            entry.quote = quote
+            entry.steps.append(step)
+            entry.waitSeq = quote.status == .waiting ? step.seq : nil
+            entry.waitFront = nil
+        }
+    }
+
+    /// Changes the pending row at `index`, first keeping it as it was if the innermost open
+    /// savepoint may have to put it back.
+    private func changeQuote(at index: Int, _ change: (inout PendingQuote) -> Void) {
+        if let innermost = savepoints.last, index < innermost.quotes {
+            undo.append((index, pending.quotes[index]))
+        }
+        change(&pending.quotes[index])
     }
 
     // MARK: Claims
@@ -273,7 +294,7 @@ final class PostgresTransaction: StoreTransaction {
         let fronts = pending.quotes.compactMap(\.waitFront)
         let (front, overflow) = min(first, fronts.min() ?? first).subtractingReportingOverflow(1)
         guard !overflow else { throw StoreError(.corrupt, "the wait-list's places are exhausted") }
-        pending.quotes[index].waitFront = front
+        changeQuote(at: index) { $0.waitFront = front }
     }
 
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote? {
@@ -451,7 +472,10 @@ final class PostgresTransaction: StoreTransaction {
     // MARK: Savepoints
 
     func savepoint() async throws(StoreError) {
-        savepoints.append(Savepoint(lastSeq: lastSeq, takenIDs: takenIDs.count, pending: pending))
+        savepoints.append(
+            Savepoint(
+                lastSeq: lastSeq, takenIDs: takenIDs.count, quotes: pending.quotes.count,
+                events: pending.events.count, undo: undo.count))
     }
 
     func rollbackToSavepoint() async throws(StoreError) {
@@ -463,11 +487,27 @@ final class PostgresTransaction: StoreTransaction {
         }
         quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
         takenIDs.removeSubrange(saved.takenIDs...)
-        (lastSeq, pending) = (saved.lastSeq, saved.pending)
+        lastSeq = saved.lastSeq
+        let kept = min(saved.undo, undo.count)
+        for (index, entry) in undo[kept...].reversed() where index < pending.quotes.count {
+            pending.quotes[index] = entry
+        }
+        undo.removeSubrange(kept...)
+        // Rows and events only grow between a savepoint and its rollback (an inner rollback
+        // cuts back no further than the inner savepoint's counts).
+        let quotes = min(saved.quotes, pending.quotes.count)
+        for entry in pending.quotes[quotes...] {
+            pending.byID[entry.quote.id.rawValue] = nil
+            if let key = entry.key { pending.byKey[key] = nil }
+        }
+        pending.quotes.removeSubrange(quotes...)
+        pending.events.removeSubrange(min(saved.events, pending.events.count)...)
+        if savepoints.isEmpty { undo = [] }
     }
 
     func releaseSavepoint() async throws(StoreError) {
         guard let saved = savepoints.popLast() else { return }
+        if savepoints.isEmpty { undo = [] }
         if saved.opened {
             try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count + 1)"))
         }
