@@ -100,8 +100,9 @@ final class PostgresTransaction: StoreTransaction {
         var opened = false
     }
 
-    /// Pending rows as they were before a change made while a savepoint was open, each with
-    /// its index, oldest first; emptied when the last savepoint closes.
+    /// Pending rows as they were before a change, each with its index, oldest first: rows
+    /// below the innermost open savepoint's count, which a rollback keeps and must put back.
+    /// Emptied when the last savepoint closes.
     private var undo: [(index: Int, entry: PendingQuote)] = []
 
     init(
@@ -488,20 +489,21 @@ final class PostgresTransaction: StoreTransaction {
         quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
         takenIDs.removeSubrange(saved.takenIDs...)
         lastSeq = saved.lastSeq
-        let kept = min(saved.undo, undo.count)
-        for (index, entry) in undo[kept...].reversed() where index < pending.quotes.count {
-            pending.quotes[index] = entry
-        }
-        undo.removeSubrange(kept...)
-        // Rows and events only grow between a savepoint and its rollback (an inner rollback
-        // cuts back no further than the inner savepoint's counts).
-        let quotes = min(saved.quotes, pending.quotes.count)
-        for entry in pending.quotes[quotes...] {
+        // Rows, events and the log only grow between a savepoint and its rollback (an inner
+        // rollback cuts back no further than the inner savepoint's counts), and every logged
+        // row is below the count of the savepoint it was logged under.
+        let rows = pending.quotes.count
+        guard saved.quotes <= rows, saved.events <= pending.events.count, saved.undo <= undo.count,
+            undo[saved.undo...].allSatisfy({ $0.index < rows })
+        else { throw StoreError(.database, "integrity: a savepoint no longer matches the rows it marked") }
+        for (index, entry) in undo[saved.undo...].reversed() { pending.quotes[index] = entry }
+        undo.removeSubrange(saved.undo...)
+        for entry in pending.quotes[saved.quotes...] {
             pending.byID[entry.quote.id.rawValue] = nil
             if let key = entry.key { pending.byKey[key] = nil }
         }
-        pending.quotes.removeSubrange(quotes...)
-        pending.events.removeSubrange(min(saved.events, pending.events.count)...)
+        pending.quotes.removeSubrange(saved.quotes...)
+        pending.events.removeSubrange(saved.events...)
         if savepoints.isEmpty { undo = [] }
     }
 
