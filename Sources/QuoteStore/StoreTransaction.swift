@@ -29,9 +29,6 @@ public protocol StoreTransaction: AnyObject {
     /// (``rollbackToSavepoint()``) may be handed out again.
     func nextQuoteID() async throws(StoreError) -> QuoteID
 
-    /// Stores a new quote with the steps of its `history`, under `idempotencyKey` when given.
-    func insert(_ quote: Quote, idempotencyKey: String?, history: [StateChange]) async throws(StoreError)
-
     /// Stores a new submission unless a quote already holds `idempotencyKey`: one step, so
     /// that a store whose unique index finds the key taken need not look for it first.
     ///
@@ -130,7 +127,7 @@ public protocol StoreTransaction: AnyObject {
     /// order, numbering them after every event before them, with no gap; returns them as logged.
     /// A store may hand out numbers relative to the transaction and fix them at its commit:
     /// the numbers in the log are these plus ``Committed/sequenceOffset``, and so are the
-    /// steps passed to ``insert(_:idempotencyKey:history:)`` and ``update(_:step:)``.
+    /// steps of ``insertSubmission(idempotencyKey:by:_:)`` and ``update(_:step:)``.
     func append(_ changes: [StoredEvent.Kind], by: String?) async throws(StoreError) -> [StoredEvent]
 
     /// Opens a savepoint, nested in any already open: what follows can be undone on its own.
@@ -153,20 +150,4 @@ extension StoreTransaction {
 
     /// Nothing: a store whose look-ups are cheap reads each key when asked.
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
-
-    /// Looks for the key (``quote(idempotencyKey:)``), then takes an id, appends the events
-    /// and inserts the quote.
-    public func insertSubmission(
-        idempotencyKey key: String?, by actor: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
-    ) async throws(StoreError) -> SubmissionInsert {
-        if let key, let original = try await quote(idempotencyKey: key) { return .existing(original) }
-        let (submitted, priced) = make(try await nextQuoteID())
-        let events = try await append(
-            [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: actor)
-        try await insert(
-            priced, idempotencyKey: key,
-            history: StateChange.submission(
-                pricedTo: priced.status, at: now, submittedSeq: events[0].seq, pricedSeq: events[1].seq))
-        return .inserted(priced, events: events)
-    }
 }

@@ -179,7 +179,24 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Quotes
 
-    func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) async throws(StoreError) {
+    /// Looks for the key first (answered from ``prefetch(idempotencyKeys:)`` or what is
+    /// pending, as a rule), then takes an id and adds the quote and its events to what is
+    /// pending: nothing is written until ``finish()``.
+    func insertSubmission(
+        idempotencyKey key: String?, by actor: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
+    ) async throws(StoreError) -> SubmissionInsert {
+        if let key, let original = try await quote(idempotencyKey: key) { return .existing(original) }
+        let (submitted, priced) = make(try await nextQuoteID())
+        let events = try await append(
+            [.quote(from: nil, quote: submitted), .quote(from: .submitted, quote: priced)], by: actor)
+        insert(
+            priced, idempotencyKey: key,
+            history: StateChange.submission(
+                pricedTo: priced.status, at: now, submittedSeq: events[0].seq, pricedSeq: events[1].seq))
+        return .inserted(priced, events: events)
+    }
+
+    private func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) {
         pending.byID[quote.id.rawValue] = pending.quotes.count
         if let key { pending.byKey[key] = pending.quotes.count }
         pending.quotes.append(

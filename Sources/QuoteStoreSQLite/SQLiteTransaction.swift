@@ -128,13 +128,6 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Quotes
 
-    func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws(StoreError) {
-        try run {
-            try willWrite()
-            try insertRow(quote, idempotencyKey: key, history: steps)
-        }
-    }
-
     /// Inserts first and lets the unique index on `idempotency_key` say whether the key is
     /// taken: a failed `INSERT` undoes only itself, and the key is looked up only then.
     func insertSubmission(
