@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMimalloc
 import Configuration
 import Foundation
 import Logging
@@ -13,7 +14,8 @@ import ZeroMQ
 /// ``RequestDecoder``, the ``BatchCommitter``'s transaction, the ``ReplyEncoder``), on one
 /// thread, for the same submit frames `quoted-bench load` sends. Under
 /// `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
-/// end-to-end figures cannot separate from the machine's noise.
+/// end-to-end figures cannot separate from the machine's noise. It runs on the daemon's
+/// allocator (mimalloc, linked into both executables), whose cost it counts too.
 struct StagesBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
@@ -96,9 +98,10 @@ struct StagesBench: ParsableCommand {
         print(
             String(
                 format:
-                    "engine: %d submissions in batches of %d: %.0f/s, %.1f µs each; %d reply and %d event bytes each",
+                    "engine: %d submissions in batches of %d: %.0f/s, %.1f µs each; %d reply and %d event bytes each;"
+                    + " mimalloc %d",
                 count, size, Double(count) / elapsed.seconds, elapsed.seconds * 1e6 / Double(count),
-                replyBytes / count, eventBytes / count))
+                replyBytes / count, eventBytes / count, mi_version()))
     }
 
     /// Book + complete cycles: per round, `batch` quotes are submitted (not measured), then
