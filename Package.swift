@@ -50,9 +50,9 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // The executables' allocator (Debian's mimalloc), in place of glibc's for the whole
-        // process: a request makes some forty small allocations, most freed a batch later or
-        // on another thread, where glibc's per-thread cache overflows into its arenas.
+        // The executables' allocator on Linux (Debian's mimalloc), in place of glibc's for the
+        // whole process: a request makes some forty small allocations, most freed a batch later
+        // or on another thread, where glibc's per-thread cache overflows into its arenas.
         .systemLibrary(
             name: "CMimalloc",
             providers: [.apt(["libmimalloc-dev"])]
@@ -202,7 +202,7 @@ let package = Package(
         .executableTarget(
             name: "quoted",
             dependencies: [
-                "CMimalloc",
+                .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
                 "CatalogFile",
                 "KeyCommands",
                 "QuoteDaemon",
@@ -239,7 +239,7 @@ let package = Package(
         .executableTarget(
             name: "quoted-bench",
             dependencies: [
-                "CMimalloc",
+                .target(name: "CMimalloc", condition: .when(platforms: [.linux])),
                 "Bytes",
                 "ZeroMQ",
                 "CZeroMQ",

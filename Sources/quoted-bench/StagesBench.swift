@@ -1,5 +1,4 @@
 import ArgumentParser
-import CMimalloc
 import Configuration
 import Foundation
 import Logging
@@ -15,7 +14,7 @@ import ZeroMQ
 /// thread, for the same submit frames `quoted-bench load` sends. Under
 /// `valgrind --tool=callgrind` it counts the daemon's instructions a request, which the
 /// end-to-end figures cannot separate from the machine's noise. It runs on the daemon's
-/// allocator (mimalloc, linked into both executables), whose cost it counts too.
+/// allocator (``Allocator``), whose cost it counts too.
 struct StagesBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
@@ -98,10 +97,9 @@ struct StagesBench: ParsableCommand {
         print(
             String(
                 format:
-                    "engine: %d submissions in batches of %d: %.0f/s, %.1f µs each; %d reply and %d event bytes each;"
-                    + " mimalloc %d",
+                    "engine: %d submissions in batches of %d: %.0f/s, %.1f µs each; %d reply and %d event bytes each",
                 count, size, Double(count) / elapsed.seconds, elapsed.seconds * 1e6 / Double(count),
-                replyBytes / count, eventBytes / count, mi_version()))
+                replyBytes / count, eventBytes / count) + "; allocator: \(Allocator.name)")
     }
 
     /// Book + complete cycles: per round, `batch` quotes are submitted (not measured), then

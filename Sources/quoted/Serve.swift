@@ -57,6 +57,10 @@ struct Serve: AsyncParsableCommand {
         services += [server, reload, PruneService(store: daemon.store, logger: logger)]
         if let checkpoints = daemon.sqlite?.checkpointService(logger: logger) { services.append(checkpoints) }
         StartupMemory.release()
+        if StartupMemory.mallocIsMimalloc == false {
+            // The figures in docs/benchmarks.md are measured on mimalloc; serving goes on.
+            logger.warning("malloc is not mimalloc's: libmimalloc must come before libc in the executable's libraries")
+        }
         try await ServiceGroup(configuration: .init(services: services, logger: logger)).run()
     }
 }

@@ -48,6 +48,22 @@ struct OperationsTests {
         #expect(names.contains("quoted-writer"), "\(names)")
     }
 
+    @Test(
+        "malloc is mimalloc's in quoted, and quoted says so when something has put another first",
+        arguments: [nil, "/lib/x86_64-linux-gnu/libc.so.6"])
+    func allocator(preload: String?) throws {
+        // glibc loaded ahead of quoted's libraries takes malloc back from mimalloc.
+        let daemon = try DaemonProcess(environment: preload.map { ["LD_PRELOAD": $0] } ?? [:])
+        defer { _ = daemon.stop() }
+        // Read to its end: /proc gives the file no size to read up to.
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/\(daemon.process.processIdentifier)/maps"))
+        let maps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        #expect(maps.contains("libmimalloc"))
+        // Checked and logged before "quoted ready", which the daemon has logged.
+        let warned = daemon.log.contains { $0.contains("malloc is not mimalloc's") }
+        #expect(warned == (preload != nil), "\(daemon.log.prefix(20))")
+    }
+
     @Test("invalid configuration fails fast with the key and reason, exit code 78")
     func invalidConfiguration() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)").path
