@@ -254,13 +254,14 @@ public struct Rulebook: Sendable {
         _ command: CheckedCommand, catalog batch: BatchCatalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
-        let catalog = batch.catalog
+        // The catalog is read where a command needs it, not copied out for every command: a
+        // copy retains each of its arrays and indexes.
         switch command {
         case .submit(let submission, let key, let book, let wait):
-            return try await submit(submission, key: key, book: book, wait: wait, in: catalog, with: steps)
+            return try await submit(submission, key: key, book: book, wait: wait, in: batch, with: steps)
         case .resolve(let id, let resolution):
             let stored = try await steps.load(id)
-            let resolved = try stored.resolved(with: resolution, in: catalog, at: transaction.now)
+            let resolved = try stored.resolved(with: resolution, in: batch.catalog, at: transaction.now)
             return CommandOutcome(quote: resolved, events: try await steps.record(resolved, replacing: stored))
         case .book(let id, let mechanic, let wait):
             return try await book(try await steps.load(id), mechanic: mechanic, wait: wait, with: steps)
@@ -324,18 +325,18 @@ public struct Rulebook: Sendable {
     /// another version (after a retry under its key, which is answered with its quote whatever
     /// the catalog became).
     private func submit(
-        _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in catalog: Catalog, with steps: Steps
+        _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in catalog: BatchCatalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
         let submission: CheckedSubmission
-        if checked.catalogVersion == catalog.version {
+        if checked.catalogVersion == catalog.catalog.version {
             submission = checked
         } else {
             // A retry is answered with its quote whatever the catalog became.
             if let key, let original = try await transaction.quote(idempotencyKey: key) {
                 return try Self.replay(original, of: checked, key: key)
             }
-            submission = try checked.rechecked(in: catalog, at: transaction.now)
+            submission = try checked.rechecked(in: catalog.catalog, at: transaction.now)
         }
         let now = transaction.now
         let by = steps.actor.name
