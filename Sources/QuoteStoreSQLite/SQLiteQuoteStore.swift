@@ -248,19 +248,33 @@ public final class SQLiteQuoteStore: QuoteStore {
                 var applied = currency
                 var cache = takeCache()
                 var stateChanges: [Int] = []
-                let value: T
-                do throws(StoreError) {
-                    value = try writeSync { db throws(StoreError) in
+                var heldKeyTaken = false
+                func attempt(holdingKeyed: Bool) throws(StoreError) -> T {
+                    try writeSync { db throws(StoreError) in
                         let transaction = SQLiteTransaction(
                             db: db, now: now, currency: currency, cache: cache, parameters: parameters,
-                            statements: statements)
+                            statements: statements, holdsKeyed: holdingKeyed)
                         cache = QuoteCache(budget: 0)
                         defer {
                             applied = transaction.currency
                             stateChanges = transaction.stateChanges
+                            heldKeyTaken = transaction.heldKeyTaken
                             swap(&cache, &transaction.cache)
                         }
-                        return try inline.run { () throws(StoreError) in try await body(transaction) }
+                        let value = try inline.run { () throws(StoreError) in try await body(transaction) }
+                        try transaction.writePending()
+                        return value
+                    }
+                }
+                let value: T
+                do throws(StoreError) {
+                    do throws(StoreError) {
+                        value = try attempt(holdingKeyed: true)
+                    } catch  where heldKeyTaken && !error.outcomeUnknown {
+                        // A request sent again under its key: rolled back whole, and run
+                        // again asking the index at each keyed insert (`SQLiteTransaction`).
+                        cache.discardTransaction()
+                        value = try attempt(holdingKeyed: false)
                     }
                 } catch {
                     cache.discardTransaction()

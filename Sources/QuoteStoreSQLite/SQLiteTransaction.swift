@@ -44,6 +44,16 @@ final class SQLiteTransaction: StoreTransaction {
     /// Where the statements' text and blob parameters are bound from: the store's, lent
     /// to one transaction at a time.
     private let parameters: ParameterArena
+    /// New quotes not written yet: written before the next statement (``run(flushing:_:)``),
+    /// the next `SAVEPOINT`, and the commit (``writePending()``).
+    private var pending = PendingSubmissions()
+    /// Whether a submission with an idempotency key is held like one without: the key is
+    /// taken only when a retried request meets its first try, so it is assumed free, and
+    /// checked by the unique index when the rows are written (``writePending()``).
+    let holdsKeyed: Bool
+    /// Set when a held row's key proved taken: the transaction failed, and the store runs it
+    /// again with ``holdsKeyed`` off, which asks the index at each insert.
+    private(set) var heldKeyTaken = false
 
     /// An open savepoint. SQL's `SAVEPOINT` is issued lazily, before the first statement
     /// inside it that may change a row: one that ends before any write costs two counters.
@@ -60,12 +70,14 @@ final class SQLiteTransaction: StoreTransaction {
         case quoteByKey, claim, pickFirst, claimPicked, release, load, loadHistory, maxID, insertQuote, updateQuote
         case event, readySubmissionEvents, pendingSubmissionEvents, oldestWaiting, waitPosition, freeMechanics
         case dataVersion, lastSequence
+        case insertQuotes4, insertQuotes16, submissionEvents1, submissionEvents4, submissionEvents16
     }
 
     init(
         db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena,
-        statements: WriterStatements
+        statements: WriterStatements, holdsKeyed: Bool = true
     ) {
+        self.holdsKeyed = holdsKeyed
         self.statements = statements
         self.db = db
         self.parameters = parameters
@@ -128,61 +140,107 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Quotes
 
-    /// Inserts first and lets the unique index on `idempotency_key` say whether the key is
-    /// taken: a failed `INSERT` undoes only itself, and the key is looked up only then.
+    /// Holds the new quote's rows (``PendingSubmissions``), unless it has an idempotency key
+    /// and the transaction holds none (``holdsKeyed``): then writes them at once and lets the
+    /// unique index on `idempotency_key` say whether the key is taken. A failed `INSERT`
+    /// undoes only itself, and the key is looked up only then.
     func insertSubmission(
         idempotencyKey key: String?, by actor: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
     ) throws(StoreError) -> SubmissionInsert {
-        try run {
+        try run(flushing: false) {
             try willWrite()
             let id = try takeQuoteID()
             let (submitted, priced) = make(QuoteID(id))
             let first = try nextSeq(count: 2)
-            do {
-                try insertRow(
-                    priced, idempotencyKey: key,
-                    history: StateChange.submission(
-                        pricedTo: priced.status, at: now, submittedSeq: first, pricedSeq: first + 1))
-            } catch {
-                // Nothing was written: the id and the numbers go to the next.
-                lastQuoteID = id - 1
-                lastSeq = first - 1
-                guard let key, let taken = error as? DatabaseError,
-                    taken.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE,
-                    let original = try quoteRow(idempotencyKey: key)
-                else { throw error }
-                return .existing(original)
+            guard priced.status == .ready || priced.status == .pending else {
+                throw StoreError(.database, "a submission is priced to ready or pending, not \(priced.status)")
             }
-            return .inserted(priced, events: try appendSubmission(submitted, priced: priced, by: actor, first: first))
+            let history = HistoryCodec.appending(
+                StateChange.submission(pricedTo: priced.status, at: now, submittedSeq: first, pricedSeq: first + 1),
+                to: [UInt8]())
+            let row = PendingSubmissions.Row(
+                id: id, status: priced.status, idempotencyKey: key, mechanic: priced.mechanic?.id.rawValue,
+                priceCents: priced.price?.cents, currency: currency.code,
+                submittedAt: StoredTime.milliseconds(priced.submittedAt),
+                updatedAt: StoredTime.milliseconds(priced.updatedAt), data: encode(priced), history: history,
+                customerEmail: StoredCustomer.email(of: priced), customerName: StoredCustomer.name(of: priced),
+                eventSeq: first + 1, eventAt: nowMilliseconds, actor: actor)
+            if key == nil || holdsKeyed {
+                pending.append(row)
+            } else {
+                try writePending()
+                do {
+                    try insertQuotes([row][...])
+                } catch {
+                    // Nothing was written: the id and the numbers go to the next.
+                    lastQuoteID = id - 1
+                    lastSeq = first - 1
+                    guard let key, let taken = error as? DatabaseError,
+                        taken.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE,
+                        let original = try quoteRow(idempotencyKey: key)
+                    else { throw error }
+                    return .existing(original)
+                }
+                try insertEvents([row][...])
+            }
+            self.history = (id, history)
+            StateCounts.record(from: nil, to: priced.status, in: &stateChanges)
+            let at = StoredTime.date(nowMilliseconds)
+            return .inserted(
+                priced,
+                events: [
+                    StoredEvent(seq: first, at: at, kind: .quote(from: nil, quote: submitted), by: actor),
+                    StoredEvent(seq: first + 1, at: at, kind: .quote(from: .submitted, quote: priced), by: actor),
+                ])
         }
     }
 
-    private func insertRow(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) throws {
-        let bytes = HistoryCodec.appending(steps, to: [UInt8]())
-        let statement = try prepared(
-            .insertQuote,
-            """
-            INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
-                updated_at, data, history, customer_email, customer_name)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        let data = encode(quote)
-        try statement.execute(in: parameters) {
-            $0.bind(quote.id.rawValue)
-            $0.bind(quote.status.rawValue)
-            $0.bind(key)
-            $0.bind(quote.mechanic?.id.rawValue)
-            $0.bind(quote.price?.cents)
-            $0.bind(currency.code)
-            $0.bind(StoredTime.milliseconds(quote.submittedAt))
-            $0.bind(StoredTime.milliseconds(quote.updatedAt))
-            $0.bind(data)
-            $0.bind(bytes)
-            $0.bind(StoredCustomer.email(of: quote))
-            $0.bind(StoredCustomer.name(of: quote))
+    /// Writes the rows held, if any: before any other statement, any `SAVEPOINT`, and the
+    /// commit. A held row whose idempotency key proves taken fails the transaction with
+    /// ``heldKeyTaken`` set: the store runs it again holding no keyed row.
+    func writePending() throws(StoreError) {
+        guard !pending.isEmpty else { return }
+        try run(flushing: false) {
+            try willWrite()
+            let rows = pending.take()
+            do {
+                try insertQuotes(rows[...])
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                if holdsKeyed { heldKeyTaken = true }
+                throw error
+            }
+            try insertEvents(rows[...])
         }
-        history = (quote.id.rawValue, bytes)
-        StateCounts.record(from: nil, to: quote.status, in: &stateChanges)
+    }
+
+    /// Inserts the quote rows of `rows`, a few to a statement.
+    private func insertQuotes(_ rows: ArraySlice<PendingSubmissions.Row>) throws {
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let size = PendingSubmissions.chunk(rows.endIndex - start)
+            let statement = try prepared(
+                size == 16 ? .insertQuotes16 : size == 4 ? .insertQuotes4 : .insertQuote,
+                PendingSubmissions.quotesSQL(rows: size))
+            try statement.execute(in: parameters) { bindings in
+                for row in rows[start..<(start + size)] { PendingSubmissions.bindQuote(row, to: &bindings) }
+            }
+            start += size
+        }
+    }
+
+    /// Inserts the event rows of `rows`, a few to a statement.
+    private func insertEvents(_ rows: ArraySlice<PendingSubmissions.Row>) throws {
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let size = PendingSubmissions.chunk(rows.endIndex - start)
+            let statement = try prepared(
+                size == 16 ? .submissionEvents16 : size == 4 ? .submissionEvents4 : .submissionEvents1,
+                PendingSubmissions.eventsSQL(rows: size))
+            try statement.execute(in: parameters) { bindings in
+                for row in rows[start..<(start + size)] { PendingSubmissions.bindEvent(row, to: &bindings) }
+            }
+            start += size
+        }
     }
 
     func update(_ quote: Quote, step: StateChange) throws(StoreError) {
@@ -472,7 +530,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     // MARK: Savepoints
 
+    /// Writes the rows held first: each savepoint holds only rows inserted since it began,
+    /// so that a rollback to it drops all that are held.
     func savepoint() throws(StoreError) {
+        try writePending()
         savepoints.append(
             Savepoint(lastQuoteID: lastQuoteID, lastSeq: lastSeq, history: history, stateChanges: stateChanges))
     }
@@ -481,7 +542,9 @@ final class SQLiteTransaction: StoreTransaction {
         guard let savepoint = savepoints.popLast() else { throw StoreError(.database, "no savepoint is open") }
         // First: whether or not the rollback below succeeds, what was kept may not be the rows.
         cache.discardTransaction()
-        try run {
+        // Every row held was inserted since the savepoint began (``savepoint()``).
+        _ = pending.take()
+        try run(flushing: false) {
             if savepoint.opened {
                 let name = Self.savepointName(depth: savepoints.count)
                 try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT \(name)").execute()
@@ -497,7 +560,8 @@ final class SQLiteTransaction: StoreTransaction {
     func releaseSavepoint() throws(StoreError) {
         guard let savepoint = savepoints.popLast() else { throw StoreError(.database, "no savepoint is open") }
         guard savepoint.opened else { return }
-        try run {
+        // The rows held stay held, now the enclosing savepoint's (or the transaction's).
+        try run(flushing: false) {
             try db.cachedStatement(sql: "RELEASE SAVEPOINT \(Self.savepointName(depth: savepoints.count))").execute()
         }
     }
@@ -549,8 +613,10 @@ final class SQLiteTransaction: StoreTransaction {
         return data
     }
 
-    /// `body`, its database failures as `StoreError`.
-    private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
+    /// `body`, its database failures as `StoreError`; with `flushing`, after the rows held
+    /// are written, so that what `body` runs sees them.
+    private func run<T>(flushing: Bool = true, _ body: () throws -> T) throws(StoreError) -> T {
+        if flushing { try writePending() }
         do {
             return try body()
         } catch {

@@ -199,6 +199,43 @@ struct StoreContractTests {
     }
 
     @Test(
+        "a long batch of submissions is answered as if each were written alone: keys taken before it or in it are replays, a quote submitted in it can be booked in it, and nothing is numbered twice",
+        arguments: StoreFactory.all)
+    func longBatchOfSubmissions(_ factory: StoreFactory) async throws {
+        let contract = try await Contract(factory)
+        let earlier = try await contract.must(.submit(Contract.submission(), idempotencyKey: "before", book: false))
+        let first = try earlier.changedQuote.id.rawValue + 1
+        let before = try await contract.store.lastSequence()
+        var commands: [QuoteCommand] = (0..<20).map { index in
+            .submit(Contract.submission(), idempotencyKey: index % 3 == 0 ? "k\(index)" : nil, book: false)
+        }
+        // Taken before the batch, after twenty new rows; taken in it; a new quote booked.
+        commands.append(.submit(Contract.submission(), idempotencyKey: "before", book: false))
+        commands.append(.submit(Contract.submission(), idempotencyKey: "k3", book: false))
+        commands.append(.book(QuoteID(first + 1), mechanic: nil))
+        commands += (0..<5).map { _ in .submit(Contract.submission(), idempotencyKey: nil, book: false) }
+        commands.append(.submit(Contract.submission(name: "Someone Else"), idempotencyKey: "k18", book: false))
+        let results = try await contract.apply(commands)
+        let outcomes = try results[..<20].map { try $0.get() }
+        #expect(outcomes.map { $0.quote?.id.rawValue } == (0..<20).map { first + Int64($0) })
+        #expect(outcomes.allSatisfy { !$0.replayed && $0.quote?.status == .ready })
+        #expect(try results[20].get().replayed)
+        #expect(try results[20].get().quote == earlier.quote)
+        #expect(try results[21].get().replayed)
+        #expect(try results[21].get().quote == outcomes[3].quote)
+        #expect(try results[22].get().quote?.status == .booked)
+        #expect(try results[23...27].map { try $0.get().quote?.id.rawValue } == (20..<25).map { first + Int64($0) })
+        #expect(results[28].failure?.code == .idempotencyConflict)
+        let returned = results.flatMap { (try? $0.get().events) ?? [] }
+        #expect(returned.map(\.seq) == Array((before + 1)...(before + Int64(returned.count))))
+        #expect(try await contract.store.events(after: before, limit: 200) == returned)
+        #expect(try await contract.store.quote(idempotencyKey: "k18") == outcomes[18].quote)
+        #expect(try await contract.store.quote(QuoteID(first + 24))?.quote.id == QuoteID(first + 24))
+        #expect(try await contract.store.counts().values.reduce(0, +) == 26)
+        #expect(try await contract.store.integrityViolations().isEmpty)
+    }
+
+    @Test(
         "refused commands leave no trace in their batch, and the accepted ones are numbered without a gap",
         arguments: StoreFactory.all)
     func refusalsLeaveNoTrace(_ factory: StoreFactory) async throws {
