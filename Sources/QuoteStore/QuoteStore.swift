@@ -22,6 +22,10 @@ public protocol QuoteStore: Sendable {
     /// numbers in the log (see ``StoreTransaction/append(_:by:)``). When `body` throws, or the
     /// commit fails, nothing of it is applied.
     ///
+    /// What `body` is told is final only once the commit is: a store may roll a transaction
+    /// back and run `body` again in a new one (the SQLite store does when a key it assumed
+    /// free proves taken). So `body` changes nothing outside its transaction.
+    ///
     /// Transactions are serialized: on one store, one `body` runs at a time, and a store
     /// shared by several processes serializes them with its database's locks.
     func write<T: Sendable>(

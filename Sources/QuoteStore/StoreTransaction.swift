@@ -37,7 +37,8 @@ public protocol StoreTransaction: AnyObject {
     /// with the two events of its submission, caused `by` whom: `quote.submitted`, then its
     /// priced state. When the key is taken, nothing is stored and the quote that holds the key
     /// is returned; `make` may have been called all the same, its quotes then dropped and its
-    /// id handed out again.
+    /// id handed out again. A store may also find the key taken only later in the transaction,
+    /// and then fail it and run it again (``QuoteStore/write(_:)``).
     func insertSubmission(
         idempotencyKey: String?, by: String?, _ make: (QuoteID) -> (submitted: Quote, priced: Quote)
     ) async throws(StoreError) -> SubmissionInsert

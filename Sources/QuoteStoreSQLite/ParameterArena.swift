@@ -16,7 +16,8 @@
 /// that makes it `Sendable`.
 final class ParameterArena: @unchecked Sendable {
     /// The room's size: a quote's row (at most a few tens of kilobytes, by the request
-    /// limits; usually one or two) fits many times over.
+    /// limits; usually one or two) fits many times over, and the sixteen rows of one
+    /// statement (``PendingSubmissions``) mostly do; values past it are bound as copies.
     static let bytes = 65_536
 
     private let room: UnsafeMutableRawBufferPointer

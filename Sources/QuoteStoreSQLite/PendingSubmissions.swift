@@ -46,14 +46,13 @@ struct PendingSubmissions {
 
     var isEmpty: Bool { rows.isEmpty }
 
-    mutating func append(_ row: Row) {
+    mutating func append(_ row: consuming Row) {
         rows.append(row)
     }
 
-    /// Takes every row held: to be written, or dropped by a rollback.
-    mutating func take() -> [Row] {
-        defer { rows.removeAll(keepingCapacity: true) }
-        return rows
+    /// Drops every row held, keeping their room: they were written, or rolled back.
+    mutating func removeAll() {
+        rows.removeAll(keepingCapacity: true)
     }
 
     /// How many rows the statement that writes the next of `remaining` rows takes: the

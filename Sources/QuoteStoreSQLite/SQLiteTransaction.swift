@@ -54,6 +54,9 @@ final class SQLiteTransaction: StoreTransaction {
     /// Set when a held row's key proved taken: the transaction failed, and the store runs it
     /// again with ``holdsKeyed`` off, which asks the index at each insert.
     private(set) var heldKeyTaken = false
+    /// Why writing the held rows failed, once it has: every call after fails with it, so that
+    /// nothing goes on (or commits) without the rows it was told were stored.
+    private var failure: StoreError?
 
     /// An open savepoint. SQL's `SAVEPOINT` is issued lazily, before the first statement
     /// inside it that may change a row: one that ends before any write costs two counters.
@@ -166,7 +169,7 @@ final class SQLiteTransaction: StoreTransaction {
                 customerEmail: StoredCustomer.email(of: priced), customerName: StoredCustomer.name(of: priced),
                 eventSeq: first + 1, eventAt: nowMilliseconds, actor: actor)
             if key == nil || holdsKeyed {
-                pending.append(row)
+                pending.append(consume row)
             } else {
                 try writePending()
                 do {
@@ -199,17 +202,24 @@ final class SQLiteTransaction: StoreTransaction {
     /// commit. A held row whose idempotency key proves taken fails the transaction with
     /// ``heldKeyTaken`` set: the store runs it again holding no keyed row.
     func writePending() throws(StoreError) {
+        if let failure { throw failure }
         guard !pending.isEmpty else { return }
-        try run(flushing: false) {
-            try willWrite()
-            let rows = pending.take()
-            do {
-                try insertQuotes(rows[...])
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                if holdsKeyed { heldKeyTaken = true }
-                throw error
+        do throws(StoreError) {
+            try run(flushing: false) {
+                try willWrite()
+                let rows = pending.rows[...]
+                do {
+                    try insertQuotes(rows)
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    if holdsKeyed && rows.contains(where: { $0.idempotencyKey != nil }) { heldKeyTaken = true }
+                    throw error
+                }
+                try insertEvents(rows)
             }
-            try insertEvents(rows[...])
+            pending.removeAll()
+        } catch {
+            failure = error
+            throw error
         }
     }
 
@@ -221,8 +231,12 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(
                 size == 16 ? .insertQuotes16 : size == 4 ? .insertQuotes4 : .insertQuote,
                 PendingSubmissions.quotesSQL(rows: size))
-            try statement.execute(in: parameters) { bindings in
-                for row in rows[start..<(start + size)] { PendingSubmissions.bindQuote(row, to: &bindings) }
+            try rows.withUnsafeBufferPointer { rows in
+                // Each row borrowed where it lies, not copied out (a copy retains its strings).
+                try statement.execute(in: parameters) { bindings in
+                    let first = start - rows.startIndex
+                    for index in first..<(first + size) { PendingSubmissions.bindQuote(rows[index], to: &bindings) }
+                }
             }
             start += size
         }
@@ -236,8 +250,12 @@ final class SQLiteTransaction: StoreTransaction {
             let statement = try prepared(
                 size == 16 ? .submissionEvents16 : size == 4 ? .submissionEvents4 : .submissionEvents1,
                 PendingSubmissions.eventsSQL(rows: size))
-            try statement.execute(in: parameters) { bindings in
-                for row in rows[start..<(start + size)] { PendingSubmissions.bindEvent(row, to: &bindings) }
+            try rows.withUnsafeBufferPointer { rows in
+                // Each row borrowed where it lies, not copied out (a copy retains its strings).
+                try statement.execute(in: parameters) { bindings in
+                    let first = start - rows.startIndex
+                    for index in first..<(first + size) { PendingSubmissions.bindEvent(rows[index], to: &bindings) }
+                }
             }
             start += size
         }
@@ -543,7 +561,7 @@ final class SQLiteTransaction: StoreTransaction {
         // First: whether or not the rollback below succeeds, what was kept may not be the rows.
         cache.discardTransaction()
         // Every row held was inserted since the savepoint began (``savepoint()``).
-        _ = pending.take()
+        pending.removeAll()
         try run(flushing: false) {
             if savepoint.opened {
                 let name = Self.savepointName(depth: savepoints.count)
