@@ -64,10 +64,18 @@ struct PendingSubmissions {
     /// The sizes of the statements rows are written with, largest first, ending with one.
     static let chunkSizes = [16, 4, 1]
 
+    /// How a statement of `count` rows meets a failed constraint. One of several rows
+    /// rolls the whole transaction back (`OR ROLLBACK`), which fails anyway: so SQLite
+    /// keeps no statement journal to undo the rows before it, a temporary file written on
+    /// every statement. One alone fails by itself, as a key found taken must.
+    private static func conflict(_ count: Int) -> String {
+        count > 1 ? "OR ROLLBACK " : ""
+    }
+
     /// The `INSERT` of `count` quote rows.
     static func quotesSQL(rows count: Int) -> String {
         """
-        INSERT INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
+        INSERT \(conflict(count))INTO quotes (id, state, idempotency_key, mechanic_id, price_cents, currency, submitted_at,
             updated_at, data, history, customer_email, customer_name)
         VALUES \(repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: count).joined(separator: ", "))
         """
@@ -77,7 +85,7 @@ struct PendingSubmissions {
     /// `quote.submitted` (`StoredEventRow`).
     static func eventsSQL(rows count: Int) -> String {
         """
-        INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
+        INSERT \(conflict(count))INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
         VALUES \(repeatElement("(?, ?, ?, ?, NULL, 'submitted', ?, ?, ?)", count: count).joined(separator: ", "))
         """
     }
