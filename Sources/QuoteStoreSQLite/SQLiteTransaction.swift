@@ -225,36 +225,34 @@ final class SQLiteTransaction: StoreTransaction {
 
     /// Inserts the quote rows of `rows`, a few to a statement.
     private func insertQuotes(_ rows: ArraySlice<PendingSubmissions.Row>) throws {
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            let size = PendingSubmissions.chunk(rows.endIndex - start)
-            let statement = try prepared(
-                size == 16 ? .insertQuotes16 : size == 4 ? .insertQuotes4 : .insertQuote,
-                PendingSubmissions.quotesSQL(rows: size))
-            try rows.withUnsafeBufferPointer { rows in
-                // Each row borrowed where it lies, not copied out (a copy retains its strings).
-                try statement.execute(in: parameters) { bindings in
-                    let first = start - rows.startIndex
-                    for index in first..<(first + size) { PendingSubmissions.bindQuote(rows[index], to: &bindings) }
-                }
-            }
-            start += size
-        }
+        try insert(
+            rows, statements: (.insertQuotes16, .insertQuotes4, .insertQuote), PendingSubmissions.quotesSQL(rows:),
+            PendingSubmissions.bindQuote(_:to:))
     }
 
     /// Inserts the event rows of `rows`, a few to a statement.
     private func insertEvents(_ rows: ArraySlice<PendingSubmissions.Row>) throws {
+        try insert(
+            rows, statements: (.submissionEvents16, .submissionEvents4, .submissionEvents1),
+            PendingSubmissions.eventsSQL(rows:), PendingSubmissions.bindEvent(_:to:))
+    }
+
+    /// Inserts `rows` through the statements of 16, 4 and 1 rows (``PendingSubmissions/chunk(_:)``),
+    /// whose text `sql` gives, each row's values bound by `bind`.
+    private func insert(
+        _ rows: ArraySlice<PendingSubmissions.Row>, statements: (sixteen: Query, four: Query, one: Query),
+        _ sql: (Int) -> String, _ bind: (PendingSubmissions.Row, inout Bindings) -> Void
+    ) throws {
         var start = rows.startIndex
         while start < rows.endIndex {
             let size = PendingSubmissions.chunk(rows.endIndex - start)
             let statement = try prepared(
-                size == 16 ? .submissionEvents16 : size == 4 ? .submissionEvents4 : .submissionEvents1,
-                PendingSubmissions.eventsSQL(rows: size))
-            try rows.withUnsafeBufferPointer { rows in
+                size == 16 ? statements.sixteen : size == 4 ? statements.four : statements.one, sql(size))
+            let offset = start - rows.startIndex
+            try rows.withUnsafeBufferPointer { buffer in
                 // Each row borrowed where it lies, not copied out (a copy retains its strings).
                 try statement.execute(in: parameters) { bindings in
-                    let first = start - rows.startIndex
-                    for index in first..<(first + size) { PendingSubmissions.bindEvent(rows[index], to: &bindings) }
+                    for index in offset..<(offset + size) { bind(buffer[index], &bindings) }
                 }
             }
             start += size
