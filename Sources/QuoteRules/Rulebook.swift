@@ -321,22 +321,22 @@ public struct Rulebook: Sendable {
 
     // MARK: Use cases
 
-    /// Records `submission`, checked against `catalog` again when it was checked against
+    /// Records `submission`, checked against the batch's catalog again when it was checked against
     /// another version (after a retry under its key, which is answered with its quote whatever
     /// the catalog became).
     private func submit(
-        _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in catalog: BatchCatalog, with steps: Steps
+        _ checked: CheckedSubmission, key: String?, book: Bool, wait: Bool, in batch: BatchCatalog, with steps: Steps
     ) async throws -> CommandOutcome {
         let transaction = steps.transaction
         let submission: CheckedSubmission
-        if checked.catalogVersion == catalog.catalog.version {
+        if checked.catalogVersion == batch.catalog.version {
             submission = checked
         } else {
             // A retry is answered with its quote whatever the catalog became.
             if let key, let original = try await transaction.quote(idempotencyKey: key) {
                 return try Self.replay(original, of: checked, key: key)
             }
-            submission = try checked.rechecked(in: catalog.catalog, at: transaction.now)
+            submission = try checked.rechecked(in: batch.catalog, at: transaction.now)
         }
         let now = transaction.now
         let by = steps.actor.name

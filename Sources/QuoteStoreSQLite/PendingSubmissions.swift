@@ -7,9 +7,8 @@ import QuoteStore
 ///
 /// A statement's cursors stay open from one of its rows to the next: a row that goes at the
 /// end of an index (ids, sequence numbers and keys that grow) is put there without a seek
-/// from the root, and the statement's setup and teardown are paid once for all its rows.
-/// One row to a statement, a submission cost about 12,000 instructions more (`quoted-bench
-/// engine` under callgrind, `docs/benchmarks.md`).
+/// from the root, and the statement's setup and teardown are paid once for all its rows
+/// (`docs/benchmarks.md` has what that saves).
 ///
 /// A row with an idempotency key is held too (``SQLiteTransaction/holdsKeyed``): its key is
 /// checked by the unique index when it is written, and a transaction that finds one taken
