@@ -75,7 +75,7 @@ public struct CheckedSubmission: Sendable, Hashable {
     ) throws(QuoteError) {
         self.digest = digest
         catalogVersion = catalog.version
-        let request = try QuoteBuilder(submission).build(in: catalog, at: now)
+        let request = try QuoteBuilder.build(submission, in: catalog, at: now)
         template = Quote(
             id: QuoteID(0), request: request, stage: try .priced(request, currency: catalog.currency), submittedAt: now,
             updatedAt: now)

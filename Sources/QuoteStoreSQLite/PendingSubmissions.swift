@@ -90,30 +90,30 @@ struct PendingSubmissions {
     }
 
     /// Binds `row`'s quote row, in the order of ``quotesSQL(rows:)``'s columns.
-    static func bindQuote(_ row: Row, to bindings: inout Bindings) {
-        bindings.bind(row.id)
-        bindings.bind(row.status.rawValue)
-        bindings.bind(row.idempotencyKey)
-        bindings.bind(row.mechanic)
-        bindings.bind(row.priceCents)
-        bindings.bind(row.currency)
-        bindings.bind(row.submittedAt)
-        bindings.bind(row.updatedAt)
-        bindings.bind(row.data)
-        bindings.bind(row.history)
-        bindings.bind(row.customerEmail)
-        bindings.bind(row.customerName)
+    static func bindQuote(_ row: UnsafePointer<Row>, to bindings: inout Bindings) {
+        bindings.bind(row.pointee.id)
+        bindings.bind(row.pointee.status.rawValue)
+        bindings.bind(row.pointee.idempotencyKey)
+        bindings.bind(row.pointee.mechanic)
+        bindings.bind(row.pointee.priceCents)
+        bindings.bind(row.pointee.currency)
+        bindings.bind(row.pointee.submittedAt)
+        bindings.bind(row.pointee.updatedAt)
+        bindings.bind(row.pointee.data)
+        bindings.bind(row.pointee.history)
+        bindings.bind(row.pointee.customerEmail)
+        bindings.bind(row.pointee.customerName)
     }
 
     /// Binds `row`'s event row, in the order of ``eventsSQL(rows:)``'s parameters.
-    static func bindEvent(_ row: Row, to bindings: inout Bindings) {
-        bindings.bind(row.eventSeq)
-        bindings.bind(row.eventAt)
-        bindings.bind(row.status.eventType)
-        bindings.bind(row.id)
-        bindings.bind(row.status.rawValue)
-        bindings.bind(row.data)
-        bindings.bind(row.actor)
+    static func bindEvent(_ row: UnsafePointer<Row>, to bindings: inout Bindings) {
+        bindings.bind(row.pointee.eventSeq)
+        bindings.bind(row.pointee.eventAt)
+        bindings.bind(row.pointee.status.eventType)
+        bindings.bind(row.pointee.id)
+        bindings.bind(row.pointee.status.rawValue)
+        bindings.bind(row.pointee.data)
+        bindings.bind(row.pointee.actor)
     }
 }
 

@@ -241,7 +241,7 @@ final class SQLiteTransaction: StoreTransaction {
     /// whose text `sql` gives, each row's values bound by `bind`.
     private func insert(
         _ rows: ArraySlice<PendingSubmissions.Row>, statements: (sixteen: Query, four: Query, one: Query),
-        _ sql: (Int) -> String, _ bind: (PendingSubmissions.Row, inout Bindings) -> Void
+        _ sql: (Int) -> String, _ bind: (UnsafePointer<PendingSubmissions.Row>, inout Bindings) -> Void
     ) throws {
         var start = rows.startIndex
         while start < rows.endIndex {
@@ -250,9 +250,10 @@ final class SQLiteTransaction: StoreTransaction {
                 size == 16 ? statements.sixteen : size == 4 ? statements.four : statements.one, sql(size))
             let offset = start - rows.startIndex
             try rows.withUnsafeBufferPointer { buffer in
-                // Each row borrowed where it lies, not copied out (a copy retains its strings).
+                guard let base = buffer.baseAddress else { return }
+                // Each row read where it lies, not copied out (a copy retains its strings).
                 try statement.execute(in: parameters) { bindings in
-                    for index in offset..<(offset + size) { bind(buffer[index], &bindings) }
+                    for index in offset..<(offset + size) { bind(base + index, &bindings) }
                 }
             }
             start += size

@@ -184,6 +184,43 @@ struct QuoteBuilderTests {
         #expect(request.services.count == 1)
     }
 
+    @Test("a submission read where it lies is built as a builder holding it builds it")
+    func submissionBuiltInPlace() async {
+        typealias CustomerInput = Submission.CustomerInput
+        typealias CarInput = Submission.CarInput
+        let customers: [CustomerInput?] = [
+            nil, CustomerInput(name: " John Lee ", email: "john.lee@example.com", address: "1 Infinite Loop"),
+            CustomerInput(name: " ", email: "not-an-email", address: nil), CustomerInput(),
+        ]
+        let cars: [CarInput?] = [
+            nil, CarInput(make: "Toyota", model: "Corolla", year: 2012, trim: " LE "),
+            CarInput(make: "Honda", model: nil, year: 1700), CarInput(make: "Ford", model: "Ka", trim: "  "),
+        ]
+        let services: [[String]?] = [
+            nil, [], ["Oil Change"], ["Oil Change", " oil change", "Brake Inspection"], ["", "Oil Change"],
+            ["Unknown Service", "Oil Change"], Array(repeating: "Oil Change", count: 10),
+            (1...12).map { "Service \($0)" },
+        ]
+        let mechanics: [String?] = [nil, "Joe Murphy", " joe murphy ", "Nobody", "  "]
+        let coupons: [String?] = [nil, "WELCOME10", "welcome10 ", "FREE", ""]
+        await propertyCheck(
+            count: 400,
+            input: Gen.element(of: customers), Gen.element(of: cars), Gen.element(of: services),
+            Gen.element(of: mechanics), Gen.element(of: coupons)
+        ) { customer, car, names, mechanic, coupon in
+            let submission = Submission(
+                customer: customer ?? nil, car: car ?? nil, services: names ?? nil, mechanic: mechanic ?? nil,
+                coupon: coupon ?? nil)
+            let inPlace = Result { () throws(QuoteError) in
+                try QuoteBuilder.build(submission, in: Fixtures.catalog, at: Fixtures.now)
+            }
+            let built = Result { () throws(QuoteError) in
+                try QuoteBuilder(submission).build(in: Fixtures.catalog, at: Fixtures.now)
+            }
+            #expect(inPlace == built)
+        }
+    }
+
     @Test("the order of the builder's steps does not change the outcome")
     func orderIndependence() async {
         enum Step: CaseIterable, Sendable { case customer, car, service1, service2, mechanic, coupon }

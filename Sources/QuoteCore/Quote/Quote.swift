@@ -55,8 +55,11 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     @inlinable public var request: QuoteRequest {
         _read { yield fields.request }
     }
-    /// The state and the data that belongs to it.
-    @inlinable public var stage: QuoteStage { fields.stage }
+    /// The state and the data that belongs to it; lent, as ``request`` is (a copy retains
+    /// each array and string of its pricing, assignment or receipt).
+    @inlinable public var stage: QuoteStage {
+        _read { yield fields.stage }
+    }
     /// When the quote was submitted.
     @inlinable public var submittedAt: Date { fields.submittedAt }
     /// When the quote last changed.

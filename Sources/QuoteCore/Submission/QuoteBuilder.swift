@@ -109,7 +109,36 @@ public struct QuoteBuilder: Sendable, Hashable {
         try validate(in: catalog, at: now).get()
     }
 
+    /// What `QuoteBuilder(submission).build(in: catalog, at: now)` returns, read from
+    /// `submission` where it lies: a builder would copy its every string first (each copy a
+    /// retain, and its release after), and this runs for every submission.
+    public static func build(
+        _ submission: borrowing Submission, in catalog: Catalog, at now: Date
+    ) throws(QuoteError) -> QuoteRequest {
+        // A service named twice (in any case) is kept once, as `addService` keeps it: the
+        // builder's way, for what is rare.
+        if let names = submission.services, !eachOnce(names) {
+            return try QuoteBuilder(submission).build(in: catalog, at: now)
+        }
+        return try validate(
+            customer: submission.customer, car: submission.car, services: submission.services ?? [],
+            servicesGiven: submission.services != nil, mechanic: submission.mechanic, coupon: submission.coupon,
+            in: catalog, at: now
+        ).get()
+    }
+
     private func validate(in catalog: Catalog, at now: Date) -> Result<QuoteRequest, QuoteError> {
+        Self.validate(
+            customer: customer, car: car, services: services, servicesGiven: servicesGiven, mechanic: mechanic,
+            coupon: coupon, in: catalog, at: now)
+    }
+
+    /// The request the parts make, or every problem they have, against `catalog` at `now`;
+    /// `services` hold each name once.
+    private static func validate(
+        customer: Submission.CustomerInput?, car: Submission.CarInput?, services: [String], servicesGiven: Bool,
+        mechanic: String?, coupon: String?, in catalog: Catalog, at now: Date
+    ) -> Result<QuoteRequest, QuoteError> {
         var problems: [Problem] = []
 
         func required(_ value: String?, _ field: String) -> String? {
