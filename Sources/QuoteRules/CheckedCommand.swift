@@ -9,8 +9,9 @@ public enum CheckedCommand: Sendable, Hashable {
     /// Record a validated, priced submission; with `book`, claim a mechanic at once, and with
     /// `wait` too, wait in line when no one is free.
     case submit(CheckedSubmission, idempotencyKey: String?, book: Bool, wait: Bool = false)
-    /// Fill a pending quote's missing information and/or set its price.
-    case resolve(QuoteID, Resolution)
+    /// Fill a pending quote's missing information and/or set its price. Boxed (`indirect`):
+    /// the largest payload, which every command of every batch would otherwise be as large as.
+    indirect case resolve(QuoteID, Resolution)
     /// Book a ready quote with `mechanic`, or by the dispatch order when `nil`; with `wait`,
     /// wait in line (for `mechanic` alone, if named) when no one able is free.
     case book(QuoteID, mechanic: Mechanic?, wait: Bool = false)

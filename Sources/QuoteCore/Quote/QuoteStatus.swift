@@ -56,12 +56,15 @@ public struct Assignment: Hashable, Sendable, Codable {
 public enum QuoteStage: Hashable, Sendable, Codable {
     case submitted
     case pending(reasons: [PendingReason])
-    case ready(pricing: Pricing)
-    case booked(pricing: Pricing, assignment: Assignment)
-    case completed(pricing: Pricing, assignment: Assignment, receipt: Receipt)
+    // The states with a price are boxed (`indirect`): an enum is as large as its largest
+    // case, so every stage would be copied at the size of a receipt, and a copy of a box
+    // retains one reference instead of each array and string in its payload.
+    indirect case ready(pricing: Pricing)
+    indirect case booked(pricing: Pricing, assignment: Assignment)
+    indirect case completed(pricing: Pricing, assignment: Assignment, receipt: Receipt)
     case cancelled(from: QuoteStatus, reason: String?)
     /// In line since `since` for `mechanic`, or for anyone able when `nil`.
-    case waiting(pricing: Pricing, since: Date, mechanic: Mechanic?)
+    indirect case waiting(pricing: Pricing, since: Date, mechanic: Mechanic?)
 
     /// The stage a newly submitted `request` is priced to: `ready` with the automatic price
     /// when everything needed is there, else `pending` with the reasons. Pure, so it can be
