@@ -52,13 +52,13 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     }
 
     /// Adds a checked write, for the batch's transaction.
-    @inlinable public mutating func append(_ ticket: Ticket, write request: CheckedRequest) {
+    @inlinable public mutating func append(_ ticket: consuming Ticket, write request: consuming CheckedRequest) {
         _writes.append((_tickets.count, request))
         _tickets.append(ticket)
     }
 
     /// Adds a read, answered once the batch's writes are committed.
-    @inlinable public mutating func append(_ ticket: Ticket, read request: ReadRequest) {
+    @inlinable public mutating func append(_ ticket: consuming Ticket, read request: consuming ReadRequest) {
         if request.readsManyRows { _pageReads += 1 }
         _reads.append((_tickets.count, request))
         _tickets.append(ticket)

@@ -161,7 +161,8 @@ struct RequestParser {
     private static let carKeys: [StaticString] = ["make", "model", "year", "trim"]
 
     private mutating func customerObject() throws(Failure) -> Submission.CustomerInput {
-        try members("customer", of: Submission.CustomerInput(), Self.customerKeys) {
+        var customer = Submission.CustomerInput()
+        try members("customer", into: &customer, Self.customerKeys) {
             parser, index, customer throws(Failure) in
             switch index {
             case 0: try parser.first(&customer.name, depth: 2) { try $0.string("customer.name") }
@@ -169,6 +170,7 @@ struct RequestParser {
             default: try parser.first(&customer.address, depth: 2) { try $0.string("customer.address") }
             }
         }
+        return customer
     }
 
     private mutating func car() throws(Failure) -> Submission.CarInput? {
@@ -176,7 +178,8 @@ struct RequestParser {
     }
 
     private mutating func carObject() throws(Failure) -> Submission.CarInput {
-        try members("car", of: Submission.CarInput(), Self.carKeys) {
+        var car = Submission.CarInput()
+        try members("car", into: &car, Self.carKeys) {
             parser, index, car throws(Failure) in
             switch index {
             case 0: try parser.first(&car.make, depth: 2) { try $0.string("car.make") }
@@ -185,16 +188,17 @@ struct RequestParser {
             default: try parser.first(&car.trim, depth: 2) { try $0.string("car.trim") }
             }
         }
+        return car
     }
 
     /// Reads the object `path` (`customer`, `car`) into `value`: `read` gets each member by its
     /// index in `keys`; a key given twice is refused, and the first unknown one (in byte order)
-    /// is remembered for the operation's check.
+    /// is remembered for the operation's check. Filled in place: a value returned from here
+    /// would be copied out of the closure's capture, each of its strings retained.
     private mutating func members<Value>(
-        _ path: String, of value: Value, _ keys: [StaticString],
+        _ path: String, into value: inout Value, _ keys: [StaticString],
         _ read: (inout RequestParser, Int, inout Value) throws(Failure) -> Void
-    ) throws(Failure) -> Value {
-        var value = value
+    ) throws(Failure) {
         var seen: UInt8 = 0
         try object(depth: 1) { parser, key throws(Failure) in
             guard let index = keys.firstIndex(where: { $0 ~= key }) else {
@@ -207,7 +211,6 @@ struct RequestParser {
             seen |= bit
             try read(&parser, index, &value)
         }
-        return value
     }
 
     /// Reads a key's value into `slot`, unless an earlier copy of the key already set it: the

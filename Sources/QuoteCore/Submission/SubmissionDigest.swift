@@ -22,14 +22,14 @@ public struct SubmissionDigest: RawRepresentable, Hashable, Sendable, Codable {
         hasher.field(1, customer?.name)
         hasher.field(2, customer?.email)
         hasher.field(3, customer?.address)
-        hasher.byte(customer == nil ? 0 : 1)
+        hasher.byte(Self.presence(customer))
         let car = submission.car
         hasher.field(4, car?.make)
         hasher.field(5, car?.model)
         hasher.byte(6)
         hasher.integer(car?.year.map { UInt64(bitPattern: Int64($0)) } ?? .max)
         hasher.field(7, car?.trim)
-        hasher.byte(car == nil ? 0 : 1)
+        hasher.byte(Self.presence(car))
         if let services = submission.services {
             hasher.byte(8)
             hasher.integer(UInt64(services.count))
@@ -40,6 +40,15 @@ public struct SubmissionDigest: RawRepresentable, Hashable, Sendable, Codable {
         hasher.byte(book ? 1 : 0)
         hasher.byte(wait ? 1 : 0)
         rawValue = hasher.value
+    }
+
+    /// 1 when `value` is there, else 0: matched, not compared with `nil` (`==` on an optional
+    /// of an `Equatable` type copies both sides into a pair first).
+    private static func presence<Value>(_ value: Value?) -> UInt8 {
+        switch value {
+        case .none: 0
+        case .some: 1
+        }
     }
 }
 
