@@ -47,7 +47,7 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     @inlinable public var isEmpty: Bool { _tickets.isEmpty }
 
     /// Adds a request answered already (refused by its checks): no store work.
-    @inlinable public mutating func append(_ ticket: Ticket) {
+    @inlinable public mutating func append(_ ticket: consuming Ticket) {
         _tickets.append(ticket)
     }
 

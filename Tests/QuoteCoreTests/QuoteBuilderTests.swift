@@ -184,41 +184,73 @@ struct QuoteBuilderTests {
         #expect(request.services.count == 1)
     }
 
-    @Test("a submission read where it lies is built as a builder holding it builds it")
-    func submissionBuiltInPlace() async {
+    @Test("a submission read where it lies is built as a builder holding it builds it, whatever its parts")
+    func submissionBuiltInPlace() throws {
         typealias CustomerInput = Submission.CustomerInput
         typealias CarInput = Submission.CarInput
+        // A catalog in which every check can fail: a service only a master may do, a junior
+        // mechanic, a coupon that has expired.
+        let catalog = try CatalogDocument(
+            services: [
+                .init(name: "Oil Change", minimumSkill: "junior", price: "35.00"),
+                .init(name: "Brake Inspection", minimumSkill: "junior", price: "20.00"),
+                .init(name: "Timing Belt Replacement", minimumSkill: "master", price: "250.00"),
+            ],
+            mechanics: [
+                .init(id: 1, name: "Ann Junior", skill: "junior"), .init(id: 2, name: "Mo Master", skill: "master"),
+            ],
+            coupons: [
+                .init(code: "WELCOME10", percentOff: 10),
+                .init(code: "OLD", percentOff: 50, expires: "2020-01-01T00:00:00Z"),
+            ]
+        ).catalog()
         let customers: [CustomerInput?] = [
             nil, CustomerInput(name: " John Lee ", email: "john.lee@example.com", address: "1 Infinite Loop"),
-            CustomerInput(name: " ", email: "not-an-email", address: nil), CustomerInput(),
+            CustomerInput(name: " ", email: "not-an-email", address: nil),
         ]
         let cars: [CarInput?] = [
             nil, CarInput(make: "Toyota", model: "Corolla", year: 2012, trim: " LE "),
             CarInput(make: "Honda", model: nil, year: 1700), CarInput(make: "Ford", model: "Ka", trim: "  "),
         ]
         let services: [[String]?] = [
-            nil, [], ["Oil Change"], ["Oil Change", " oil change", "Brake Inspection"], ["", "Oil Change"],
-            ["Unknown Service", "Oil Change"], Array(repeating: "Oil Change", count: 10),
+            nil, [], ["Oil Change"], ["Oil Change", " oil change", "Brake Inspection"],
+            ["", " ", "\t", "Oil Change", "oil change"], ["Unknown Service", "Oil Change"],
+            ["Timing Belt Replacement"], ["\u{212A}elvin", "KELVIN", "Ölwechsel", "ölwechsel"],
+            Array(repeating: "Oil Change", count: 10), (1...9).map { "S\($0)" } + ["s1"],
             (1...12).map { "Service \($0)" },
+            (1...(QuoteLimits.maximumServices + 1)).map { "Service \($0)" },
+            (1...40).map { "Service \($0 % 35)" },
         ]
-        let mechanics: [String?] = [nil, "Joe Murphy", " joe murphy ", "Nobody", "  "]
-        let coupons: [String?] = [nil, "WELCOME10", "welcome10 ", "FREE", ""]
-        await propertyCheck(
-            count: 400,
-            input: Gen.element(of: customers), Gen.element(of: cars), Gen.element(of: services),
-            Gen.element(of: mechanics), Gen.element(of: coupons)
-        ) { customer, car, names, mechanic, coupon in
-            let submission = Submission(
-                customer: customer ?? nil, car: car ?? nil, services: names ?? nil, mechanic: mechanic ?? nil,
-                coupon: coupon ?? nil)
-            let inPlace = Result { () throws(QuoteError) in
-                try QuoteBuilder.build(submission, in: Fixtures.catalog, at: Fixtures.now)
+        let mechanics: [String?] = [nil, "Mo Master", " ann junior ", "Nobody", "  "]
+        let coupons: [String?] = [nil, "WELCOME10", "welcome10 ", "OLD", "FREE", ""]
+        // Every combination, so that every branch of the checks is reached.
+        var outcomes: Set<QuoteError.Code?> = []
+        for customer in customers {
+            for car in cars {
+                for names in services {
+                    for mechanic in mechanics {
+                        for coupon in coupons {
+                            let submission = Submission(
+                                customer: customer, car: car, services: names, mechanic: mechanic, coupon: coupon)
+                            let inPlace = Result { () throws(QuoteError) in
+                                try QuoteBuilder.build(submission, in: catalog, at: Fixtures.now)
+                            }
+                            let built = Result { () throws(QuoteError) in
+                                try QuoteBuilder(submission).build(in: catalog, at: Fixtures.now)
+                            }
+                            #expect(inPlace == built, "\(submission)")
+                            if case .failure(let error) = built {
+                                outcomes.insert(error.code)
+                            } else {
+                                outcomes.insert(nil)
+                            }
+                        }
+                    }
+                }
             }
-            let built = Result { () throws(QuoteError) in
-                try QuoteBuilder(submission).build(in: Fixtures.catalog, at: Fixtures.now)
-            }
-            #expect(inPlace == built)
         }
+        #expect(
+            outcomes == [nil, .invalidSubmission, .notInCatalog], "valid, invalid and not in the catalog all reached")
     }
 
     @Test("the order of the builder's steps does not change the outcome")

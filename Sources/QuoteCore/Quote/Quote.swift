@@ -55,8 +55,7 @@ public struct Quote: Hashable, Sendable, Codable, Identifiable {
     @inlinable public var request: QuoteRequest {
         _read { yield fields.request }
     }
-    /// The state and the data that belongs to it; lent, as ``request`` is (a copy retains
-    /// each array and string of its pricing, assignment or receipt).
+    /// The state and the data that belongs to it; lent, as ``request`` is, not copied.
     @inlinable public var stage: QuoteStage {
         _read { yield fields.stage }
     }

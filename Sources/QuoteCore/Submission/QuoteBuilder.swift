@@ -134,7 +134,7 @@ public struct QuoteBuilder: Sendable, Hashable {
     }
 
     /// The request the parts make, or every problem they have, against `catalog` at `now`;
-    /// `services` hold each name once.
+    /// `services` hold each name once (blank ones aside, refused one by one).
     private static func validate(
         customer: Submission.CustomerInput?, car: Submission.CarInput?, services: [String], servicesGiven: Bool,
         mechanic: String?, coupon: String?, in catalog: Catalog, at now: Date
