@@ -243,6 +243,7 @@ let package = Package(
                 "Bytes",
                 "ZeroMQ",
                 "CZeroMQ",
+                "QuoteClient",
                 "QuoteCore",
                 "QuoteDaemon",
                 "QuoteRules",

@@ -60,8 +60,8 @@ public struct SubmissionBuilder: Sendable {
         return next
     }
 
-    /// The idempotency key; without one, ``build()`` makes a new UUID, so that retries of this
-    /// submission never create a second quote.
+    /// The idempotency key; without one, ``build()`` makes a new one (``IdempotencyKey``), so
+    /// that retries of this submission never create a second quote.
     public func idempotencyKey(_ key: String) -> SubmissionBuilder {
         var next = self
         next.key = key
@@ -105,7 +105,7 @@ public struct SubmissionBuilder: Sendable {
         }
         guard problems.isEmpty else { throw QuotedError(problems: problems) }
         return QuoteSubmission(
-            submission: submission, idempotencyKey: key ?? UUID().uuidString.lowercased(), booking: booking)
+            submission: submission, idempotencyKey: key ?? IdempotencyKey.make(), booking: booking)
     }
 }
 

@@ -27,6 +27,8 @@ struct StagesBench: ParsableCommand {
     @Option(help: "Submissions per batch (the daemon's group commit).") var batch = 256
     @Option(help: "Quotes stored first, through the same path, not measured.") var preload = 0
     @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
+    @Option(help: "The idempotency keys: by request number, version 7 UUIDs or version 4.") var keys: KeyOrder =
+        .ordered
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
     func run() throws {
@@ -58,6 +60,7 @@ struct StagesBench: ParsableCommand {
             encoder: ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes))
         var factory = RequestFactory(runTag: "engine")
         factory.idempotencyKeys = !noKeys
+        factory.keyOrder = keys
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
         let size = max(1, batch)
         let rounds = max(1, submissions / size)

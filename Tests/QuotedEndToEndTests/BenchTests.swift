@@ -41,10 +41,12 @@ struct BenchTests {
     }
 
     @Test(
-        "quoted-bench engine runs the daemon's decode, commit and encode on real submissions and counts every reply and event"
+        "quoted-bench engine runs the daemon's decode, commit and encode on real submissions and counts every reply and event, whatever the order of their idempotency keys",
+        arguments: ["ordered", "time", "random"]
     )
-    func engineRun() throws {
-        let result = try Binaries.run("quoted-bench", ["engine", "--submissions", "512", "--batch", "128"])
+    func engineRun(keys: String) throws {
+        let result = try Binaries.run(
+            "quoted-bench", ["engine", "--submissions", "512", "--batch", "128", "--keys", keys])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         // The bench itself refuses a batch without one reply per submission and two events.
         #expect(result.stdout.contains("engine: 512 submissions in batches of 128:"), "\(result.stdout)")

@@ -31,7 +31,7 @@ struct Submit: AsyncParsableCommand {
     @Option(help: "A coupon code.") var coupon: String?
     @Flag(help: "Book a mechanic at once if the quote is ready.") var book = false
     @Flag(help: "With --book: when no mechanic is free, wait in line instead of being refused.") var wait = false
-    @Option(help: "The idempotency key (default: a new random one).") var idempotencyKey: String?
+    @Option(help: "The idempotency key (default: a new one, a version 7 UUID).") var idempotencyKey: String?
     @Option(help: "Times the submission is sent again, with its idempotency key, when no reply comes in time.")
     var retries = 2
 
@@ -67,7 +67,7 @@ struct Submit: AsyncParsableCommand {
         submission.mechanic = mechanic ?? submission.mechanic
         submission.coupon = coupon ?? submission.coupon
         return .submit(
-            submission, idempotencyKey: idempotencyKey ?? file.idempotencyKey ?? UUID().uuidString.lowercased(),
+            submission, idempotencyKey: idempotencyKey ?? file.idempotencyKey ?? IdempotencyKey.make(),
             book: book || file.book == true, wait: wait || file.wait == true)
     }
 

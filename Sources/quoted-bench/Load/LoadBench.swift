@@ -31,6 +31,11 @@ struct LoadBench: ParsableCommand {
     @Option(help: "SUB subscribers to the events.") var subscribers = 1
     @Option(help: "Mechanics in the catalog.") var mechanics = 10
     @Option(help: "Quotes stored before the run (submitted at full speed, not measured).") var preload = 0
+    @Option(
+        help:
+            "The submissions' idempotency keys: by request number, version 7 UUIDs (the client library's) or version 4."
+    )
+    var keys: KeyOrder = .ordered
     @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
     @Flag(
         help:
@@ -65,9 +70,10 @@ struct LoadBench: ParsableCommand {
 
     func run() throws {
         let context = try Context()
+        var factory = RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))")
+        factory.keyOrder = keys
         var bench = Bench(
-            context: context, executable: quoted ?? Self.sibling("quoted"), markdown: markdown,
-            factory: RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))"))
+            context: context, executable: quoted ?? Self.sibling("quoted"), markdown: markdown, factory: factory)
         let point = Point(
             traffic: Traffic(
                 workload: workload, clients: clients, window: window, duration: .seconds(duration),

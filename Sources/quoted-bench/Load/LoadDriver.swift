@@ -325,7 +325,7 @@ final class LoadDriver {
 }
 
 /// A small, fast, seeded random generator (SplitMix64), so that a mixed run is repeatable.
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }

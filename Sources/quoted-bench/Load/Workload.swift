@@ -1,5 +1,7 @@
 import ArgumentParser
 import Bytes
+import Foundation
+import QuoteClient
 import QuoteCore
 
 /// What the load generator asks quoted to do.
@@ -10,6 +12,17 @@ enum Workload: String, CaseIterable, ExpressibleByArgument, Sendable {
     case mixed
     /// Many clients booking against few mechanics, completing to free them.
     case contention
+}
+
+/// How the submissions' idempotency keys follow each other, which decides where each lands in
+/// quoted's index of keys.
+enum KeyOrder: String, CaseIterable, ExpressibleByArgument, Sendable {
+    /// `<run>-<request number>`: each key next to the last.
+    case ordered
+    /// Version 7 UUIDs, as the client library makes them: ordered by the millisecond.
+    case time
+    /// Version 4 UUIDs: anywhere in the index.
+    case random
 }
 
 /// What one request is, to count its reply under the right heading.
@@ -34,8 +47,18 @@ enum RequestKind: Int, CaseIterable, Sendable {
 struct RequestFactory: Sendable {
     /// Distinguishes this run's idempotency keys from any earlier run's against the same store.
     let runTag: String
-    /// Whether submissions carry an idempotency key (`<runTag>-<request id>`).
+    /// The same for the keys' random bits (``KeyOrder/time``, ``KeyOrder/random``).
+    private let runSeed: UInt64
+    /// Whether submissions carry an idempotency key.
     var idempotencyKeys = true
+    /// How those keys follow each other.
+    var keyOrder = KeyOrder.ordered
+
+    init(runTag: String) {
+        self.runTag = runTag
+        // FNV-1a of the tag.
+        runSeed = runTag.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+    }
     /// Whether bookings wait in line when no mechanic is free (`"wait": true`).
     var wait = false
 
@@ -71,9 +94,21 @@ struct RequestFactory: Sendable {
         body.append(#","op":"submit","#)
         if idempotencyKeys {
             body.append(#""idempotencyKey":""#)
-            body.append(text: runTag)
-            body.append("-")
-            body.append(id)
+            switch keyOrder {
+            case .ordered:
+                body.append(text: runTag)
+                body.append("-")
+                body.append(id)
+            case .time:
+                // Random bits from the request number: the system's generator is a system call.
+                var random = SplitMix(seed: runSeed ^ UInt64(bitPattern: id))
+                body.append(text: IdempotencyKey.make(using: &random))
+            case .random:
+                var random = SplitMix(seed: runSeed ^ UInt64(bitPattern: id))
+                body.appendUUID(
+                    high: random.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x4000,
+                    low: random.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000)
+            }
             body.append(#"","#)
         }
         body.append(#""customer":{"name":"Bench Customer","email":""#)
@@ -100,6 +135,15 @@ private struct Body: ~Copyable {
 
     mutating func append(text: String) {
         text.withUTF8Bytes { output.append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `high` and `low` as a UUID's text, in lowercase.
+    mutating func appendUUID(high: UInt64, low: UInt64) {
+        for nibble in 0..<32 {
+            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 { output.append(UInt8(ascii: "-")) }
+            let value = UInt8(truncatingIfNeeded: (nibble < 16 ? high : low) >> UInt64(60 - 4 * (nibble % 16))) & 0xF
+            output.append(value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10)
+        }
     }
 
     mutating func append(_ number: Int64) {
