@@ -29,6 +29,7 @@ struct StagesBench: ParsableCommand {
     @Flag(help: "Submit without idempotency keys (none to index).") var noKeys = false
     @Option(help: "The idempotency keys: by request number, version 7 UUIDs or version 4.") var keys: KeyOrder =
         .ordered
+    @Flag(help: "Each submission a new customer's, rather than all one customer's.") var distinctCustomers = false
     @Option(help: "Where to put the scratch database.") var directory = NSTemporaryDirectory()
 
     func run() throws {
@@ -61,6 +62,7 @@ struct StagesBench: ParsableCommand {
         var factory = RequestFactory(runTag: "engine")
         factory.idempotencyKeys = !noKeys
         factory.keyOrder = keys
+        factory.distinctCustomers = distinctCustomers
         let envelope: [[UInt8]] = [Array("client-0001".utf8), []]
         let size = max(1, batch)
         let rounds = max(1, submissions / size)

@@ -41,14 +41,15 @@ struct BenchTests {
     }
 
     @Test(
-        "quoted-bench engine runs the daemon's decode, commit and encode on real submissions and counts every reply and event, whatever the order of their idempotency keys",
-        arguments: ["ordered", "time", "random"]
+        "quoted-bench engine runs the daemon's decode, commit and encode on real submissions and counts every reply and event, whatever their idempotency keys and customers",
+        arguments: [["--keys", "ordered"], ["--keys", "time"], ["--keys", "random", "--distinct-customers"]]
     )
-    func engineRun(keys: String) throws {
+    func engineRun(options: [String]) throws {
         let result = try Binaries.run(
-            "quoted-bench", ["engine", "--submissions", "512", "--batch", "128", "--keys", keys])
+            "quoted-bench", ["engine", "--submissions", "512", "--batch", "128"] + options)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        // The bench itself refuses a batch without one reply per submission and two events.
+        // The bench itself refuses a batch without one reply per submission and two events: a
+        // key given twice, or a customer refused, would fail it.
         #expect(result.stdout.contains("engine: 512 submissions in batches of 128:"), "\(result.stdout)")
     }
 

@@ -36,6 +36,7 @@ struct LoadBench: ParsableCommand {
             "The submissions' idempotency keys: by request number, version 7 UUIDs (the client library's) or version 4."
     )
     var keys: KeyOrder = .ordered
+    @Flag(help: "Each submission a new customer's, rather than all one customer's.") var distinctCustomers = false
     @Flag(help: "Also run raw ZeroMQ echo through the same clients and report the ratio.") var baseline = false
     @Flag(
         help:
@@ -72,6 +73,7 @@ struct LoadBench: ParsableCommand {
         let context = try Context()
         var factory = RequestFactory(runTag: "bench-\(UUID().uuidString.prefix(8))")
         factory.keyOrder = keys
+        factory.distinctCustomers = distinctCustomers
         var bench = Bench(
             context: context, executable: quoted ?? Self.sibling("quoted"), markdown: markdown, factory: factory)
         let point = Point(

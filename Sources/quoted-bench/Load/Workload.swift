@@ -53,6 +53,9 @@ struct RequestFactory: Sendable {
     var idempotencyKeys = true
     /// How those keys follow each other.
     var keyOrder = KeyOrder.ordered
+    /// Whether each submission is a new customer's (a name and email of its own), rather than
+    /// all one customer's.
+    var distinctCustomers = false
 
     init(runTag: String) {
         self.runTag = runTag
@@ -64,9 +67,9 @@ struct RequestFactory: Sendable {
 
     func body(_ kind: RequestKind, id: Int64, quote: Int64 = 0) -> [UInt8] {
         switch kind {
-        case .submit: submit(id: id, email: "bench@example.com", trim: #","trim":"LE""#)
-        case .submitPending: submit(id: id, email: "bench@example.com", trim: "")
-        case .submitInvalid: submit(id: id, email: "not-an-email", trim: #","trim":"LE""#)
+        case .submit: submit(id: id, validEmail: true, trim: #","trim":"LE""#)
+        case .submitPending: submit(id: id, validEmail: true, trim: "")
+        case .submitInvalid: submit(id: id, validEmail: false, trim: #","trim":"LE""#)
         case .get: onQuote(id: id, op: "get", quote: quote, tail: "}")
         case .book: onQuote(id: id, op: "book", quote: quote, tail: wait ? #","wait":true}"# : "}")
         case .complete: onQuote(id: id, op: "complete", quote: quote, tail: "}")
@@ -87,7 +90,7 @@ struct RequestFactory: Sendable {
         return body.finish()
     }
 
-    private func submit(id: Int64, email: StaticString, trim: StaticString) -> [UInt8] {
+    private func submit(id: Int64, validEmail: Bool, trim: StaticString) -> [UInt8] {
         var body = Body()
         body.append(#"{"v":1,"id":"#)
         body.append(id)
@@ -111,8 +114,24 @@ struct RequestFactory: Sendable {
             }
             body.append(#"","#)
         }
-        body.append(#""customer":{"name":"Bench Customer","email":""#)
-        body.append(email)
+        if distinctCustomers {
+            // A customer of its own, anywhere in the indexes of names and emails.
+            var random = SplitMix(seed: ~runSeed ^ UInt64(bitPattern: id))
+            let customer = Int64(bitPattern: random.next() >> 2)
+            body.append(#""customer":{"name":"Customer "#)
+            body.append(customer)
+            body.append(#"","email":""#)
+            if validEmail {
+                body.append("c")
+                body.append(customer)
+                body.append("@example.com")
+            } else {
+                body.append("not-an-email")
+            }
+        } else {
+            body.append(#""customer":{"name":"Bench Customer","email":""#)
+            body.append(validEmail ? "bench@example.com" : "not-an-email")
+        }
         body.append(#"","address":"1 Loop Road"},"car":{"make":"Toyota","model":"Camry","year":2015"#)
         body.append(trim)
         body.append(#"},"services":["Oil Change","Brake Inspection"]}"#)
