@@ -4,11 +4,11 @@ public import Foundation
 /// first 48 bits are the time in milliseconds and the rest random.
 ///
 /// quoted keeps every key in a unique index. A random key (a version 4 UUID) lands anywhere in
-/// it, so each new quote rewrites a page of its own in every commit, and a daemon under load
-/// writes several times the bytes and reaches well under its throughput with ordered keys (see
-/// `docs/benchmarks.md`). Keys made in the same millisecond land side by side instead, at the
-/// index's end. They are as unique as version 4 UUIDs for this purpose: 74 random bits per
-/// millisecond.
+/// it, so each new quote rewrites an index page of its own in every commit: under load, a
+/// daemon fed random keys reaches about half the throughput it has with ordered ones
+/// (`docs/benchmarks.md`). Keys made in the same millisecond land side by side instead, at the
+/// index's end; with 74 random bits in each millisecond, they are as unlikely to meet as
+/// version 4 UUIDs.
 public enum IdempotencyKey {
     /// A new key for a submission made at `date`: a version 7 UUID, in lowercase.
     public static func make(at date: Date = Date()) -> String {

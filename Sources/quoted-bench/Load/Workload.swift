@@ -57,13 +57,14 @@ struct RequestFactory: Sendable {
     /// all one customer's.
     var distinctCustomers = false
 
+    /// Whether bookings wait in line when no mechanic is free (`"wait": true`).
+    var wait = false
+
     init(runTag: String) {
         self.runTag = runTag
         // FNV-1a of the tag.
         runSeed = runTag.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
     }
-    /// Whether bookings wait in line when no mechanic is free (`"wait": true`).
-    var wait = false
 
     func body(_ kind: RequestKind, id: Int64, quote: Int64 = 0) -> [UInt8] {
         switch kind {
