@@ -352,8 +352,11 @@ struct RequestParser {
         }
     }
 
-    private mutating func mismatch(_ field: String, _ expected: String) {
+    /// Records that `field` holds the wrong type, if nothing was recorded before: the field's
+    /// name is made only then (a list of a thousand numbers names one element, not each).
+    private mutating func mismatch(_ field: @autoclosure () -> String, _ expected: String) {
         guard fieldError == nil else { return }
+        let field = field()
         fieldError = WireError(
             code: .invalidRequest, message: "\(field) has the wrong type",
             problems: [.init(field: field, message: "must be \(expected)")])
