@@ -116,22 +116,33 @@ public struct ByteOutput: ~Copyable {
             bound &*= 10
         }
         reserve(length)
+        let pairs = Self.digitPairs.utf8Start
         var remaining = value
         var end = written + length
         while remaining >= 100 {
-            let pair = remaining % 100
+            let pair = Int(truncatingIfNeeded: remaining % 100) &* 2
             remaining /= 100
             end -= 2
-            base[end] = 48 + UInt8(truncatingIfNeeded: pair / 10)
-            base[end + 1] = 48 + UInt8(truncatingIfNeeded: pair % 10)
+            base[end] = pairs[pair]
+            base[end + 1] = pairs[pair &+ 1]
         }
         if remaining >= 10 {
-            base[end - 2] = 48 + UInt8(truncatingIfNeeded: remaining / 10)
-            base[end - 1] = 48 + UInt8(truncatingIfNeeded: remaining % 10)
+            let pair = Int(truncatingIfNeeded: remaining) &* 2
+            base[end - 2] = pairs[pair]
+            base[end - 1] = pairs[pair &+ 1]
         } else {
             base[end - 1] = 48 + UInt8(truncatingIfNeeded: remaining)
         }
         written += length
+    }
+
+    /// The two digits of every number below 100, in order: one load for two digits, not a
+    /// division each.
+    @usableFromInline static var digitPairs: StaticString {
+        """
+        0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+        5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899
+        """
     }
 
     /// `value` in seven-bit groups, least significant first, the high bit set on all but the

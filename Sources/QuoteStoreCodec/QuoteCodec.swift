@@ -122,8 +122,17 @@ private struct Writer: ~Copyable {
 
     mutating func string(_ value: String) {
         value.withUTF8Bytes { utf8 in
-            output.appendLEB128(UInt64(utf8.count))
-            output.append(UnsafeRawBufferPointer(utf8))
+            let length = utf8.count
+            // Its length and bytes in one write when the length takes one byte, as most do.
+            guard length < 0x80 else {
+                output.appendLEB128(UInt64(length))
+                return output.append(UnsafeRawBufferPointer(utf8))
+            }
+            output.write(upTo: length &+ 1) { target in
+                target[0] = UInt8(truncatingIfNeeded: length)
+                if let source = utf8.baseAddress { ByteOutput.copy(source, to: target + 1, count: length) }
+                return length &+ 1
+            }
         }
     }
 

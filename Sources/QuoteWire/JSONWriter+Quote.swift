@@ -17,21 +17,26 @@ extension JSONWriter {
     /// is copied rather than written again: a submission publishes its quote twice
     /// (submitted, then priced), with the same request.
     mutating func quote(_ quote: Quote, currency: Currency, requestFrom shared: ArraySlice<UInt8>?) -> Range<Int> {
-        var pricing: Pricing?
+        // Of a pricing, only what the quote shows: a copy of the whole retains its lines and
+        // every currency in it.
+        var price: (total: Money, discountCents: Int64, isManual: Bool)?
         var assignment: Assignment?
         var receipt: Receipt?
         var reasons: [PendingReason] = []
         var cancelledFrom: QuoteStatus?
         var waiting: (since: Date, mechanic: Mechanic?)?
+        func shown(_ pricing: Pricing) -> (total: Money, discountCents: Int64, isManual: Bool) {
+            (pricing.total, pricing.discount.cents, pricing.isManual)
+        }
         switch quote.stage {
         case .submitted: break
         case .pending(let pending): reasons = pending
-        case .ready(let priced): pricing = priced
-        case .booked(let priced, let assigned): (pricing, assignment) = (priced, assigned)
+        case .ready(let priced): price = shown(priced)
+        case .booked(let priced, let assigned): (price, assignment) = (shown(priced), assigned)
         case .completed(let priced, let assigned, let issued):
-            (pricing, assignment, receipt) = (priced, assigned, issued)
+            (price, assignment, receipt) = (shown(priced), assigned, issued)
         case .cancelled(let from, _): cancelledFrom = from
-        case .waiting(let priced, let since, let mechanic): (pricing, waiting) = (priced, (since, mechanic))
+        case .waiting(let priced, let since, let mechanic): (price, waiting) = (shown(priced), (since, mechanic))
         }
         beginObject()
         field("id", quote.id.rawValue)
@@ -52,13 +57,13 @@ extension JSONWriter {
             field("coupon", quote.request.coupon?.code)
         }
         let requestPart = requestStart..<position
-        field("currency", (pricing?.total.currency ?? currency).code)
-        if let pricing {
-            field("priceCents", pricing.total.cents)
+        field("currency", (price?.total.currency ?? currency).code)
+        if let price {
+            field("priceCents", price.total.cents)
             key("price")
-            money(pricing.total)
-            field("discountCents", pricing.discount.cents)
-            field("manualPrice", pricing.isManual)
+            money(price.total)
+            field("discountCents", price.discountCents)
+            field("manualPrice", price.isManual)
         }
         field("mechanic", assignment?.mechanic) { $0.mechanic($1) }
         if let receipt {

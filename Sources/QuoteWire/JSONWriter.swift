@@ -86,9 +86,12 @@ struct JSONWriter: ~Copyable {
 
     mutating func string(_ value: String) {
         separator()
-        output.append(UInt8(ascii: "\""))
-        value.withUTF8Bytes { escaped($0) }
-        output.append(UInt8(ascii: "\""))
+        value.withUTF8Bytes { utf8 in
+            guard !output.appendPlainString(utf8) else { return }
+            output.append(UInt8(ascii: "\""))
+            escaped(utf8)
+            output.append(UInt8(ascii: "\""))
+        }
     }
 
     /// Appends `utf8` as the inside of a JSON string, escaped.
@@ -137,17 +140,19 @@ struct JSONWriter: ~Copyable {
 
     // Convenience: a key and its value, skipped when the value is absent.
 
-    mutating func field(_ name: StaticString, _ value: String?) {
+    // Inlined, as ``key(_:)`` is: at each call the key is a constant.
+
+    @inline(__always) mutating func field(_ name: StaticString, _ value: String?) {
         field(name, value) { $0.string($1) }
     }
 
-    mutating func field(_ name: StaticString, _ value: Int64?) { field(name, value) { $0.int($1) } }
+    @inline(__always) mutating func field(_ name: StaticString, _ value: Int64?) { field(name, value) { $0.int($1) } }
 
-    mutating func field(_ name: StaticString, _ value: Int?) { field(name, value.map(Int64.init)) }
+    @inline(__always) mutating func field(_ name: StaticString, _ value: Int?) { field(name, value.map(Int64.init)) }
 
-    mutating func field(_ name: StaticString, _ value: Bool?) { field(name, value) { $0.bool($1) } }
+    @inline(__always) mutating func field(_ name: StaticString, _ value: Bool?) { field(name, value) { $0.bool($1) } }
 
-    mutating func field(_ name: StaticString, _ value: Date?) { field(name, value) { $0.date($1) } }
+    @inline(__always) mutating func field(_ name: StaticString, _ value: Date?) { field(name, value) { $0.date($1) } }
 
     /// Before a value: a comma if its container already has one (none at the top level).
     @inline(__always) mutating func separator() {

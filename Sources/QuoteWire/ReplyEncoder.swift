@@ -63,11 +63,20 @@ public struct ReplyEncoder {
             writes.reserveCapacity(results.count)
             for position in batch.writes.indices {
                 let index = batch.writes[position].index
-                let (body, quote) = encode(results[position], for: tickets[index].id, currency: currency)
-                if case .success(let outcome) = results[position], !outcome.events.isEmpty {
-                    writes.append(Written(events: outcome.events, final: outcome.quote, json: quote))
+                let body: [UInt8]
+                // One switch, its payload borrowed: each copy of an outcome retains all it holds.
+                switch results[position] {
+                case .success(let outcome):
+                    let quote: EncodedQuote?
+                    (body, quote) = encode(outcome, for: tickets[index].id, currency: currency)
+                    if !outcome.events.isEmpty {
+                        writes.append(Written(events: outcome.events, final: outcome.quote, json: quote))
+                    }
+                case .failure(let error):
+                    let refusal = WireError(error)
+                    tickets[index].code = refusal.code
+                    body = codec.encode(WireReply.failure(tickets[index].id, refusal))
                 }
-                if case .failure(let error) = results[position] { tickets[index].code = WireError(error).code }
                 // A request of the daemon's own (no envelope) is answered to no one.
                 if !tickets[index].envelope.isEmpty { replies[index] = Self.frames(tickets[index].envelope, body) }
             }
@@ -111,23 +120,29 @@ public struct ReplyEncoder {
         _ result: Result<CommandOutcome, QuoteError>, for id: RequestID?, currency: Currency
     ) -> (reply: [UInt8], quote: EncodedQuote?) {
         switch result {
-        case .success(let outcome):
-            var success = WireReply.success(id)
-            if outcome.replayed { success.replayed = true }
-            success.bookingError = outcome.bookingError.map(WireError.init)
-            success.waitPosition = outcome.waitPosition
-            if let duty = outcome.duty {
-                success.mechanic = WireQuote.WireMechanic(duty.mechanic)
-                success.onDuty = duty.onDuty
-            }
-            if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
-            success.catalogVersion = outcome.catalogVersion
-            guard let final = outcome.quote else { return (codec.encode(success), nil) }
-            let (reply, quote) = codec.encode(success, writing: final, currency: currency)
-            return (reply, quote)
-        case .failure(let error):
-            return (codec.encode(WireReply.failure(id, WireError(error))), nil)
+        case .success(let outcome): encode(outcome, for: id, currency: currency)
+        case .failure(let error): (codec.encode(WireReply.failure(id, WireError(error))), nil)
         }
+    }
+
+    /// A successful write's reply, and the JSON of the quote it shows, as
+    /// ``encode(_:for:currency:)-(Result<CommandOutcome,QuoteError>,_,_)`` writes them.
+    private func encode(
+        _ outcome: borrowing CommandOutcome, for id: RequestID?, currency: Currency
+    ) -> (reply: [UInt8], quote: EncodedQuote?) {
+        var success = WireReply.success(id)
+        if outcome.replayed { success.replayed = true }
+        success.bookingError = outcome.bookingError.map(WireError.init)
+        success.waitPosition = outcome.waitPosition
+        if let duty = outcome.duty {
+            success.mechanic = WireQuote.WireMechanic(duty.mechanic)
+            success.onDuty = duty.onDuty
+        }
+        if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
+        success.catalogVersion = outcome.catalogVersion
+        guard let final = outcome.quote else { return (codec.encode(success), nil) }
+        let (reply, quote) = codec.encode(success, writing: final, currency: currency)
+        return (reply, quote)
     }
 
     /// A read's reply and the error code it carries. A page ends before ``maxReplyBytes``
@@ -301,14 +316,19 @@ public struct ReplyEncoder {
         var events: [(seq: Int64, message: [[UInt8]])] = []
         events.reserveCapacity(encoded.writes.count * 2)
         for write in encoded.writes {
+            // Unwrapped once a write, not once an event: each copy of an optional encoded
+            // quote goes through its type's metadata.
+            guard let final = write.final, let json = write.json else {
+                for event in write.events {
+                    events.append((event.seq, [event.topicFrame, encode(event, currency: encoded.currency)]))
+                }
+                continue
+            }
             for event in write.events {
                 events.append(
                     (
                         event.seq,
-                        [
-                            event.topicFrame,
-                            encode(event, currency: encoded.currency, final: write.final, encodedAs: write.json),
-                        ]
+                        [event.topicFrame, encode(event, currency: encoded.currency, final: final, encodedAs: json)]
                     ))
             }
         }
@@ -336,17 +356,15 @@ public struct ReplyEncoder {
 
     /// An event's body, its quote (if it has one) written from the domain.
     private func encode(_ event: StoredEvent, currency: Currency) -> [UInt8] {
-        encode(event, currency: currency, final: nil, encodedAs: nil)
+        guard let quote = event.quote else { return codec.encode(event, quote: nil) }
+        return codec.encode(event, writing: quote, currency: currency, sharingRequestWith: nil).event
     }
 
     /// An event's body; a quote event showing the write's `final` state reuses its JSON.
     private func encode(
-        _ event: StoredEvent, currency: Currency, final: Quote?, encodedAs finalJSON: EncodedQuote?
+        _ event: StoredEvent, currency: Currency, final: Quote, encodedAs finalJSON: EncodedQuote
     ) -> [UInt8] {
         guard let quote = event.quote else { return codec.encode(event, quote: nil) }
-        guard let final, let finalJSON else {
-            return codec.encode(event, writing: quote, currency: currency, sharingRequestWith: nil).event
-        }
         // The state first: it tells the write's earlier states apart without comparing the
         // whole quote.
         if quote.status == final.status && quote == final { return codec.encode(event, quote: finalJSON) }

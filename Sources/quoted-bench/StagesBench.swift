@@ -68,7 +68,13 @@ struct StagesBench: ParsableCommand {
         let rounds = max(1, submissions / size)
         // Submit frames for request ids `ids`, as a ROUTER hands them over.
         func submitFrames(_ ids: Range<Int64>) -> [[[UInt8]]] {
-            ids.map { envelope + [factory.body(.submit, id: $0)] }
+            ids.map { id in
+                var frames: [[UInt8]] = []
+                frames.reserveCapacity(envelope.count + 1)
+                frames.append(contentsOf: envelope)
+                frames.append(factory.body(.submit, id: id))
+                return frames
+            }
         }
         var nextID: Int64 = 1
         while nextID <= preload {

@@ -26,7 +26,7 @@ struct ByteOutputTests {
     @Test(
         "numbers are written in decimal, fixed widths zero-padded",
         arguments: [
-            0, 7, 9, 10, 11, 99, 100, 101, 999, 1_000, 1_234_567, 9_999_999_999, 10_000_000_000,
+            0, 7, 9, 10, 11, 42, 86, 99, 100, 101, 999, 1_000, 1_234_567, 1_357_924_680, 9_999_999_999, 10_000_000_000,
             9_999_999_999_999_999_999, 10_000_000_000_000_000_000, UInt64.max - 1, UInt64.max,
         ])
     func digits(_ value: UInt64) {
