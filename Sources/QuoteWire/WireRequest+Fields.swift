@@ -110,7 +110,8 @@ extension WireRequest {
             return Problem(field: QuoteLimits.echo(prefix + name), message: message)
         }
         let extra = presence.fields.subtracting(allowed)
-        guard let name = extra.names.first else { return nil }
+        // Every request passes here: no names listed unless some field is out of place.
+        guard !extra.isEmpty, let name = extra.names.first else { return nil }
         return Problem(
             field: name,
             message:

@@ -102,7 +102,7 @@ struct StagesBench: ParsableCommand {
                 )
             }
             replyBytes += output.replies.reduce(0) { $0 + ($1.last?.count ?? 0) }
-            eventBytes += output.events.reduce(0) { $0 + ($1.last?.count ?? 0) }
+            eventBytes += output.events.reduce(0) { $0 + ($1.message.last?.count ?? 0) }
         }
         let count = rounds * size
         print(
@@ -156,11 +156,12 @@ struct Stages {
     let committer: BatchCommitter<RequestTicket>
     let encoder: ReplyEncoder
 
-    /// The replies and events (`[topic, body]`) of the messages `batch`, each its frames.
-    func handle(_ batch: [[[UInt8]]]) async -> (replies: [[[UInt8]]], events: [[[UInt8]]]) {
+    /// The replies and events (each `[topic, body]` by its `seq`) of the messages `batch`,
+    /// each its frames, as the daemon sends them.
+    func handle(_ batch: [[[UInt8]]]) async -> (replies: [[[UInt8]]], events: [(seq: Int64, message: [[UInt8]])]) {
         var received = committer.newBatch()
         for frames in batch { decoder.decode(frames, userId: nil, into: &received) }
         let encoded = encoder.encodeReplies(await committer.commit(received))
-        return (encoded.replies, encoder.encodeEvents(encoded).map(\.message))
+        return (encoded.replies, encoder.encodeEvents(encoded))
     }
 }

@@ -130,14 +130,43 @@ struct NameIndex: Sendable {
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
-    /// FNV-1a of `bytes` with ASCII capitals folded; `nil` when a byte is not ASCII.
+    /// A hash of `bytes` with ASCII capitals folded, eight bytes a step (``foldedWord(_:at:)``);
+    /// `nil` when a byte is not ASCII.
     private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            guard byte < 0x80 else { return nil }
-            hash = (hash ^ UInt64(fold(byte))) &* 0x0000_0100_0000_01b3
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+        var offset = 0
+        while offset < bytes.count {
+            guard let word = foldedWord(bytes, at: offset) else { return nil }
+            let mixed = (hash ^ word) &* 0x9E37_79B9_7F4A_7C15
+            hash = mixed ^ (mixed >> 29)
+            offset += 8
         }
         return hash
+    }
+
+    /// The eight bytes of `bytes` from `offset` (fewer at the end, the rest zero) as one word,
+    /// ASCII capitals lowered, all at once; `nil` when one is not ASCII.
+    private static func foldedWord(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64? {
+        let word = Self.word(bytes, at: offset)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits = ones &* 0x80
+        guard word & highBits == 0 else { return nil }
+        // Every byte is below 0x80, so no sum carries into the next: its high bit is set
+        // from `A` (0x41) on, and from past `Z` (0x5B) on.
+        let fromA = word &+ ones &* (0x80 - 0x41)
+        let pastZ = word &+ ones &* (0x80 - 0x5B)
+        return word | ((fromA & ~pastZ & highBits) >> 2)
+    }
+
+    /// The eight bytes of `bytes` from `offset` as a little-endian word, zero past the end.
+    private static func word(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        let remaining = bytes.count - offset
+        if remaining >= 8, let base = bytes.baseAddress {
+            return UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
+        var word: UInt64 = 0
+        for index in 0..<max(0, min(remaining, 8)) { word |= UInt64(bytes[offset + index]) << UInt64(8 * index) }
+        return word
     }
 
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -149,10 +178,15 @@ struct NameIndex: Sendable {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
-    /// Whether `name`, folded, is `key` byte for byte.
+    /// Whether `name`, folded, is `key` byte for byte (`key` is a folded ASCII key), eight
+    /// bytes a step.
     private static func folds(_ name: UnsafeBufferPointer<UInt8>, to key: UnsafeBufferPointer<UInt8>) -> Bool {
         guard name.count == key.count else { return false }
-        for index in name.indices where fold(name[index]) != key[index] { return false }
+        var offset = 0
+        while offset < name.count {
+            guard foldedWord(name, at: offset) == word(key, at: offset) else { return false }
+            offset += 8
+        }
         return true
     }
 }

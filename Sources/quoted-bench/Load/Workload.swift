@@ -151,7 +151,8 @@ private struct Body: ~Copyable {
     /// The body written.
     consuming func finish() -> [UInt8] { output.array }
 
-    mutating func append(_ text: StaticString) { output.append(text) }
+    // Inlined: each piece's length is then a constant, copied in a word or two.
+    @inline(__always) mutating func append(_ text: StaticString) { output.append(text) }
 
     mutating func append(text: String) {
         text.withUTF8Bytes { output.append(UnsafeRawBufferPointer($0)) }
