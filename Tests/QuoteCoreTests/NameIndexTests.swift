@@ -27,6 +27,37 @@ struct NameIndexTests {
     }
 
     @Test(
+        "only capitals fold, whatever a name's length and wherever a letter falls in it",
+        arguments: [1, 7, 8, 9, 15, 16, 17, 24])
+    func foldingAtEveryOffset(length: Int) {
+        // The bytes beside the capitals (`@` before `A`, `[` after `Z`) and beside the small
+        // letters (`` ` `` and `{`): a fold of a whole word at once must change none of them.
+        let alphabet = Array("@AZ[`az{09 -M".utf8)
+        var names: [String] = []
+        var seen: Set<String> = []
+        for start in alphabet.indices {
+            let name = String(
+                decoding: (0..<length).map { alphabet[(start + $0 * 5) % alphabet.count] }, as: UTF8.self)
+            // One name for each key, none blank: as a catalog holds them.
+            if !Catalog.key(name).isEmpty, seen.insert(Catalog.key(name)).inserted { names.append(name) }
+        }
+        #expect(names.count >= 8)
+        let keys = names.map(Catalog.key)
+        let index = NameIndex(
+            keys: keys, positions: Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) }))
+        #expect(index.usesTable)
+        for (position, name) in names.enumerated() {
+            #expect(index.position(of: name) == position, "\(name)")
+            #expect(index.position(of: name.uppercased()) == position, "\(name)")
+            #expect(index.position(of: name.lowercased()) == position, "\(name)")
+            // The neighbours of the letters are not letters: swapped for them, no name matches.
+            let shifted = String(
+                decoding: name.utf8.map { $0 == UInt8(ascii: "@") ? UInt8(ascii: "`") : $0 }, as: UTF8.self)
+            if shifted != name { #expect(index.position(of: shifted) != position, "\(shifted)") }
+        }
+    }
+
+    @Test(
         "a name is found by any text Swift holds equal to its key, ASCII or not",
         arguments: [("tyre check;", 200), ("TYRE CHECK\u{37E}", 200), ("kelvin", 201), ("\u{212A}ELVIN", 201)])
     func canonicalEquivalence(asked: String, position: Int) {
