@@ -20,6 +20,15 @@ public struct ByteOutput: ~Copyable {
 
     @inlinable deinit { Memory.free(base) }
 
+    /// How many bytes it holds room for.
+    @inlinable public var reservedCapacity: Int { capacity }
+
+    /// Forgets what was written, keeping the room, and makes room for `minimum` bytes.
+    @inlinable public mutating func removeAll(keepingCapacity minimum: Int) {
+        written = 0
+        reserve(minimum)
+    }
+
     /// The bytes written, copied into an array.
     @inlinable public var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: written)) }
 

@@ -170,6 +170,14 @@ extension JSONWriter {
 
     /// A logged event, its quote (if `hasQuote`) written by `quote`.
     private mutating func event(_ event: StoredEvent, hasQuote: Bool, quote: (inout JSONWriter) -> Void) {
+        // A quote's change, nearly every event: its members read straight from the quote, not
+        // gathered into a `Members` first (copied twice, each of its strings retained).
+        if case .quote(let from, let changed) = event.kind {
+            return self.event(
+                v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: changed.id.rawValue,
+                from: from?.rawValue, to: changed.status.rawValue, by: event.by, hasQuote: hasQuote, quote: quote,
+                catalogVersion: nil, mechanic: { _ in })
+        }
         let members = WireEvent.Members(event.kind)
         self.event(
             v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: members.quoteId, from: members.from,

@@ -27,6 +27,15 @@ struct JSONWriter: ~Copyable {
         self.dates = dates
     }
 
+    /// A writer over `output`, emptied (a buffer kept from an earlier writer: ``WriterBuffer``).
+    init(output: consuming ByteOutput, dates: DateCache?) {
+        self.output = output
+        self.dates = dates
+    }
+
+    /// The buffer, given back once its bytes are copied out (``bytes``).
+    consuming func takeOutput() -> ByteOutput { output }
+
     /// What has been written.
     var bytes: [UInt8] { output.array }
 

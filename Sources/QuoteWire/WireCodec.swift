@@ -8,6 +8,8 @@ public struct WireCodec {
     private let decoder: JSONDecoder
     /// The last date this codec's writers wrote (why one codec per thread).
     private let dates = DateCache()
+    /// The buffer its writers write into, one at a time.
+    private let buffer = WriterBuffer()
 
     /// Creates a codec; dates are RFC 3339 with milliseconds, in UTC.
     public init() {
@@ -39,6 +41,17 @@ public struct WireCodec {
         var writer = JSONWriter(capacity: 32)
         writer.date(date)
         return String(decoding: writer.bytes.dropFirst().dropLast(), as: UTF8.self)
+    }
+
+    /// What `body` writes, copied out of the codec's buffer, and what it returns.
+    private func writing<Result>(
+        capacity: Int, _ body: (inout JSONWriter) -> Result
+    ) -> (bytes: [UInt8], result: Result) {
+        var writer = JSONWriter(output: buffer.take(capacity: capacity), dates: dates)
+        let result = body(&writer)
+        let bytes = writer.bytes
+        buffer.giveBack(writer.takeOutput())
+        return (bytes, result)
     }
 
     /// Decodes a request frame; a frame that is not JSON, or has fields of the wrong type,
@@ -80,9 +93,8 @@ public struct WireCodec {
     /// Encodes an event body frame (hand-written JSON, no `JSONEncoder` on the hot path); its
     /// quote, if any, as ``encode(_:)-(WireReply)`` writes quotes.
     public func encode(_ event: WireEvent) -> [UInt8] {
-        var writer = JSONWriter(dates: dates)
-        writer.event(event, quote: event.quote.map(encodeQuote))
-        return writer.bytes
+        let quote = event.quote.map(encodeQuote)
+        return writing(capacity: 1_024) { $0.event(event, quote: quote) }.bytes
     }
 
     /// Encodes a quote as clients decoded it, by its `Codable` conformance (its keys
@@ -102,18 +114,17 @@ public struct WireCodec {
     public func encodeQuote(_ quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote? = nil)
         -> EncodedQuote
     {
-        var writer = JSONWriter(capacity: sibling?.json.count ?? 768, dates: dates)
         let shared = sibling?.requestBytes
-        let requestPart = writer.quote(quote, currency: currency, requestFrom: shared)
-        return EncodedQuote(json: ArraySlice(writer.bytes), requestPart: requestPart)
+        let (bytes, requestPart) = writing(capacity: sibling?.json.count ?? 768) {
+            $0.quote(quote, currency: currency, requestFrom: shared)
+        }
+        return EncodedQuote(json: ArraySlice(bytes), requestPart: requestPart)
     }
 
     /// `quote`'s JSON, as ``encodeQuote(_:currency:sharingRequestWith:)`` writes it, as an
     /// array: for a list of quotes.
     func quoteJSON(_ quote: Quote, currency: Currency) -> [UInt8] {
-        var writer = JSONWriter(capacity: 768, dates: dates)
-        _ = writer.quote(quote, currency: currency, requestFrom: nil)
-        return writer.bytes
+        writing(capacity: 768) { _ = $0.quote(quote, currency: currency, requestFrom: nil) }.bytes
     }
 
     /// Encodes a reply frame whose `quote` is `quote`, already encoded (the reply's own
@@ -130,9 +141,7 @@ public struct WireCodec {
     public func encode(_ reply: WireReply, writing quote: Quote, currency: Currency)
         -> (reply: [UInt8], quote: EncodedQuote)
     {
-        var writer = JSONWriter(capacity: 1_792, dates: dates)
-        let written = writer.reply(reply, writing: quote, currency: currency)
-        let bytes = writer.bytes
+        let (bytes, written) = writing(capacity: 1_792) { $0.reply(reply, writing: quote, currency: currency) }
         return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
     }
 
@@ -144,25 +153,19 @@ public struct WireCodec {
         let parts =
             (quote?.json.count ?? 0) + (quotes?.reduce(0) { $0 + $1.count + 1 } ?? 0)
             + (events?.reduce(0) { $0 + $1.count + 1 } ?? 0)
-        var writer = JSONWriter(capacity: parts + 1_024, dates: dates)
-        writer.reply(reply, quote: quote, quotes: quotes, events: events)
-        return writer.bytes
+        return writing(capacity: parts + 1_024) { $0.reply(reply, quote: quote, quotes: quotes, events: events) }.bytes
     }
 
     /// Encodes an event body frame whose `quote` is `quote`, already encoded (the event's own
     /// `quote` field is not read).
     public func encode(_ event: WireEvent, quote: EncodedQuote) -> [UInt8] {
-        var writer = JSONWriter(capacity: quote.json.count + 160, dates: dates)
-        writer.event(event, quote: quote)
-        return writer.bytes
+        writing(capacity: quote.json.count + 160) { $0.event(event, quote: quote) }.bytes
     }
 
     /// Encodes `event` as it is published, straight from the log, with its quote `quote`
     /// (encoded from the domain; `nil` for an event without one).
     func encode(_ event: StoredEvent, quote: EncodedQuote?) -> [UInt8] {
-        var writer = JSONWriter(capacity: (quote?.json.count ?? 0) + 192, dates: dates)
-        writer.event(event, quote: quote)
-        return writer.bytes
+        writing(capacity: (quote?.json.count ?? 0) + 192) { $0.event(event, quote: quote) }.bytes
     }
 
     /// Encodes `event` as it is published, straight from the log, with its quote `quote`
@@ -172,10 +175,10 @@ public struct WireCodec {
     func encode(
         _ event: StoredEvent, writing quote: Quote, currency: Currency, sharingRequestWith sibling: EncodedQuote?
     ) -> (event: [UInt8], quote: EncodedQuote) {
-        var writer = JSONWriter(capacity: (sibling?.json.count ?? 768) + 192, dates: dates)
         let shared = sibling?.requestBytes
-        let written = writer.event(event, writing: quote, currency: currency, requestFrom: shared)
-        let bytes = writer.bytes
+        let (bytes, written) = writing(capacity: (sibling?.json.count ?? 768) + 192) {
+            $0.event(event, writing: quote, currency: currency, requestFrom: shared)
+        }
         return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
     }
 
