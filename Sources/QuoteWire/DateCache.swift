@@ -1,27 +1,41 @@
-/// The last date a codec's writers wrote, as its JSON: every quote and event of a batch
-/// carries the batch's time, so a date is formatted once per batch rather than once per
-/// quote. Not thread-safe: one per ``WireCodec``, one codec per thread.
+/// The last two dates a codec's writers wrote, as their JSON: every quote and event of a
+/// batch carries one of the batch's times (when its requests were read, when it committed),
+/// so a date is formatted once or twice per batch rather than once per quote. Not
+/// thread-safe: one per ``WireCodec``, one codec per thread.
 final class DateCache {
-    /// The milliseconds, then the text's length and bytes (a date's JSON is 26 bytes, or a
-    /// few more for years beyond four digits, which are not cached). Raw memory rather than
-    /// stored `var`s, which would pay a runtime exclusivity check on every access.
-    private let storage = UnsafeMutableRawPointer.allocate(byteCount: 48, alignment: 8)
+    /// Two slots of 48 bytes, each the milliseconds, then the text's length (0: empty) and
+    /// bytes (a date's JSON is 26 bytes, or a few more for years beyond four digits, which
+    /// are not cached); then the slot written last. Raw memory rather than stored `var`s,
+    /// which would pay a runtime exclusivity check on every access.
+    private let storage = UnsafeMutableRawPointer.allocate(byteCount: 2 * slotSize + 8, alignment: 8)
+    private static let slotSize = 48
     private static let capacity = 39
 
-    init() { storage.storeBytes(of: Int64.min, as: Int64.self) }
+    init() { storage.initializeMemory(as: UInt8.self, repeating: 0, count: 2 * Self.slotSize + 8) }
 
     deinit { storage.deallocate() }
 
-    /// The text of `milliseconds`, if it is the last date remembered.
+    /// The text of `milliseconds`, if it is one of the two dates remembered last.
     func text(_ milliseconds: Int64) -> UnsafeRawBufferPointer? {
-        guard storage.load(as: Int64.self) == milliseconds else { return nil }
-        return UnsafeRawBufferPointer(start: storage + 9, count: Int(storage.load(fromByteOffset: 8, as: UInt8.self)))
+        for slot in 0..<2 {
+            let base = storage + slot * Self.slotSize
+            let count = Int(base.load(fromByteOffset: 8, as: UInt8.self))
+            if count > 0 && base.load(as: Int64.self) == milliseconds {
+                return UnsafeRawBufferPointer(start: base + 9, count: count)
+            }
+        }
+        return nil
     }
 
+    /// Remembers `text` for `milliseconds`, in place of the older of the two.
     func remember(_ milliseconds: Int64, _ text: UnsafeRawBufferPointer) {
-        guard text.count <= Self.capacity, let source = text.baseAddress else { return }
-        storage.storeBytes(of: milliseconds, as: Int64.self)
-        storage.storeBytes(of: UInt8(text.count), toByteOffset: 8, as: UInt8.self)
-        (storage + 9).copyMemory(from: source, byteCount: text.count)
+        guard (1...Self.capacity).contains(text.count), let source = text.baseAddress else { return }
+        let last = storage.load(fromByteOffset: 2 * Self.slotSize, as: Int.self)
+        let slot = 1 - last
+        let base = storage + slot * Self.slotSize
+        base.storeBytes(of: milliseconds, as: Int64.self)
+        base.storeBytes(of: UInt8(text.count), toByteOffset: 8, as: UInt8.self)
+        (base + 9).copyMemory(from: source, byteCount: text.count)
+        storage.storeBytes(of: slot, toByteOffset: 2 * Self.slotSize, as: Int.self)
     }
 }
