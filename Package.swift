@@ -10,6 +10,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// For the modules a write transaction runs through (the store's protocols, the rules, the
+/// stores): an async function without isolation runs where its caller runs, so the rules'
+/// calls into a transaction stay on the store's writer without an executor switch each.
+let runsWhereCalled: [SwiftSetting] = swiftSettings + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+
 let package = Package(
     name: "quoted",
     platforms: [.macOS(.v15)],
@@ -90,14 +95,14 @@ let package = Package(
         .target(
             name: "QuoteStore",
             dependencies: ["QuoteCore"],
-            swiftSettings: swiftSettings
+            swiftSettings: runsWhereCalled
         ),
 
         // MARK: Rules
         .target(
             name: "QuoteRules",
             dependencies: ["QuoteCore", "QuoteStore"],
-            swiftSettings: swiftSettings
+            swiftSettings: runsWhereCalled
         ),
         // The stored form of quotes and histories, shared by the stores.
         .target(
@@ -117,7 +122,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: runsWhereCalled
         ),
         .target(
             name: "QuoteStoreSQLite",
@@ -133,7 +138,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: runsWhereCalled
         ),
 
         // MARK: Daemon

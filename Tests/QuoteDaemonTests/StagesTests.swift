@@ -27,7 +27,7 @@ struct FailingCommits: QuoteStore {
     let reads = ReadCount()
 
     func write<T: Sendable>(
-        _ body: @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
+        _ body: nonisolated(nonsending) @escaping @Sendable (any StoreTransaction) async throws(StoreError) -> T
     ) async throws(StoreError) -> Committed<T> {
         throw StoreError(code, "disk I/O error (injected)", outcomeUnknown: outcomeUnknown)
     }
