@@ -7,7 +7,7 @@ public import QuoteStore
 /// reply per request in the order they came and a `[topic, body]` message per committed
 /// event, in `seq` order. Replies first (``encodeReplies(_:activity:)``): clients wait on them,
 /// so the daemon sends them before the events are even encoded
-/// (``encodeEvents(_:)``; two thirds of a submission's encoding is its two events). One
+/// (``encodeEvents(_:)``; a submission's two events cost nearly as much as its reply). One
 /// encoder per thread: it reuses its codec.
 public struct ReplyEncoder {
     /// The budget of one reply: a page (`list`, `events`, `waiting`, `mechanics`,
