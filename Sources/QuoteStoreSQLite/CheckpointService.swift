@@ -34,6 +34,7 @@ public struct CheckpointService: Service {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                     let thread = Thread(named: "quoted-ckpt") { [self] in
+                        Self.yieldToCommits()
                         while trigger.waitForGrowth() {
                             checkpoint(database)
                         }
@@ -47,6 +48,25 @@ public struct CheckpointService: Service {
         } onGracefulShutdown: {
             trigger.stop()
         }
+    }
+
+    /// How much lower the checkpointer runs than the daemon's other threads (a nice value).
+    public static let niceness: Int32 = 10
+
+    /// Lowers the calling thread's priority by ``niceness`` (to 19 at most): on two busy cores,
+    /// a checkpoint then waits for the writer and the I/O thread rather than delaying their
+    /// replies. It still runs whenever they leave a core idle, and the writer checkpoints by
+    /// itself should it fall behind. On Linux a nice value belongs to a thread, `0` naming the
+    /// caller; elsewhere it would be the whole process's, so it is left alone.
+    private static func yieldToCommits() {
+        #if os(Linux)
+            let which = __priority_which_t(PRIO_PROCESS.rawValue)
+            // -1 is also a nice value: only `errno` tells a failure.
+            errno = 0
+            let current = getpriority(which, 0)
+            guard errno == 0 else { return }
+            _ = setpriority(which, 0, min(19, current + niceness))
+        #endif
     }
 
     /// One `PASSIVE` checkpoint: copies what it can without waiting for anyone.

@@ -33,6 +33,28 @@ struct CheckpointServiceTests {
         return (store, before)
     }
 
+    /// The nice value in a `/proc/.../stat` file: its 19th field, counted past the
+    /// parenthesized name, which may hold spaces.
+    static func niceness(of statPath: String) -> Int32? {
+        guard let stat = try? String(contentsOfFile: statPath, encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 16 ? Int32(fields[16]) : nil
+    }
+
+    /// The nice value of this process's thread named `name`, if there is one.
+    static func niceness(ofThreadNamed name: String) -> Int32? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+            if comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name {
+                return niceness(of: "/proc/self/task/\(task)/stat")
+            }
+        }
+        return nil
+    }
+
     // Time limits guard against hangs only. They count from the test's start, and an async
     // test waits for a thread of the cooperative pool (two here) while the end-to-end tests'
     // blocking waits hold them: a whole run takes about two minutes, so three.
@@ -57,6 +79,12 @@ struct CheckpointServiceTests {
                 try #require(ContinuousClock.now < deadline, "the checkpointer never copied the log")
                 try await Task.sleep(for: .milliseconds(5))
             }
+            #if os(Linux)
+                // It runs below the process's other threads.
+                let checkpointer = try #require(Self.niceness(ofThreadNamed: "quoted-ckpt"))
+                let own = try #require(Self.niceness(of: "/proc/thread-self/stat"))
+                #expect(checkpointer == min(19, own + CheckpointService.niceness))
+            #endif
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
