@@ -477,10 +477,20 @@ struct RequestParser {
     /// A number read as an integer: whole numbers count whatever their notation, as in JSON
     /// Schema (`1.0` and `1e2` are integers). Linear in the number's length, exponent included.
     private mutating func integer() throws(Failure) -> Integer {
-        let (_, range) = try number()
+        let (isInteger, range) = try number()
         var position = range.lowerBound
         let negative = bytes[position] == UInt8(ascii: "-")
         if negative { position += 1 }
+        // Plain digits, as integers are written in practice: at most eighteen fit in 64 bits
+        // whatever they are.
+        if isInteger && range.upperBound &- position <= 18 {
+            var value: Int64 = 0
+            while position < range.upperBound {
+                value = value &* 10 &+ Int64(bytes[position] &- UInt8(ascii: "0"))
+                position &+= 1
+            }
+            return .value(negative ? 0 &- value : value)
+        }
         // The significant digits, integer part then fraction, and where the fraction starts.
         let digitsStart = position
         while position < range.upperBound, Self.isDigit(bytes[position]) { position += 1 }
@@ -571,6 +581,45 @@ struct RequestParser {
 
         /// The key's length in bytes.
         var length: Int { raw?.count ?? decoded?.utf8.count ?? 0 }
+
+        /// The key's first sixteen bytes as two little-endian words, zero past its end: two
+        /// keys as long and no longer than sixteen bytes are equal when their words are.
+        var words: (UInt64, UInt64) {
+            if let raw { return Self.words(raw) }
+            guard let decoded else { return (0, 0) }
+            var text = decoded
+            return text.withUTF8 { Self.words($0) }
+        }
+
+        /// `bytes`' first sixteen as ``words``.
+        static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
+            guard let base = bytes.baseAddress else { return (0, 0) }
+            let raw = UnsafeRawPointer(base)
+            let count = min(bytes.count, 16)
+            return (word(raw, min(count, 8)), count > 8 ? word(raw + 8, count &- 8) : 0)
+        }
+
+        /// The `count` (at most eight) bytes at `raw` as a little-endian word, read in at most
+        /// three loads, none past them.
+        @inline(__always)
+        private static func word(_ raw: UnsafeRawPointer, _ count: Int) -> UInt64 {
+            if count >= 8 { return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) }
+            var value: UInt64 = 0
+            var offset = 0
+            if count & 4 != 0 {
+                value = UInt64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+                offset = 4
+            }
+            if count & 2 != 0 {
+                let pair = UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+                value |= UInt64(pair) << UInt64(offset &* 8)
+                offset &+= 2
+            }
+            if count & 1 != 0 {
+                value |= UInt64(raw.load(fromByteOffset: offset, as: UInt8.self)) << UInt64(offset &* 8)
+            }
+            return value
+        }
 
         /// The key as text, for a refusal that names it.
         var text: String {
@@ -728,11 +777,15 @@ struct RequestParser {
 }
 
 extension WireRequest.Fields {
-    /// ``names`` by their length in bytes: a key is compared only with the names as long.
-    private static let namesByLength: [[(name: StaticString, field: Self)]] = {
-        var table = [[(name: StaticString, field: Self)]](
+    /// ``names`` by their length in bytes, each as ``RequestParser/Key/words(_:)`` packs it: a
+    /// key is compared only with the names as long, two words at a time.
+    private static let namesByLength: [[(words: (UInt64, UInt64), field: Self)]] = {
+        var table = [[(words: (UInt64, UInt64), field: Self)]](
             repeating: [], count: (names.map(\.name.utf8CodeUnitCount).max() ?? 0) + 1)
-        for entry in names { table[entry.name.utf8CodeUnitCount].append(entry) }
+        for entry in names {
+            let name = UnsafeBufferPointer(start: entry.name.utf8Start, count: entry.name.utf8CodeUnitCount)
+            table[name.count].append((RequestParser.Key.words(name), entry.field))
+        }
         return table
     }()
 
@@ -740,8 +793,10 @@ extension WireRequest.Fields {
     init?(key: RequestParser.Key) {
         let table = Self.namesByLength
         let length = key.length
-        guard length < table.count else { return nil }
-        for entry in table[length] where entry.name ~= key {
+        guard length < table.count, !table[length].isEmpty else { return nil }
+        // Every name fits in two words (a test holds them to it).
+        let words = key.words
+        for entry in table[length] where entry.words == words {
             self = entry.field
             return
         }
