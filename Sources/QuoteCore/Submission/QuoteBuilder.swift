@@ -142,6 +142,7 @@ public struct QuoteBuilder: Sendable, Hashable {
         var problems: [Problem] = []
 
         func required(_ value: String?, _ field: String) -> String? {
+            if let value, value.hasVisibleASCIIEnds { return value }
             guard let value, !value.isBlank else {
                 problems.append(Problem(field: field, message: "is required"))
                 return nil
@@ -177,9 +178,12 @@ public struct QuoteBuilder: Sendable, Hashable {
                 problems.append(Problem(field: "car.year", message: "\(year) is not a plausible model year"))
                 yearOK = false
             }
-            let trim = car.trim?.trimmingPrefixAndSuffixSpaces()
+            // Trimming removes only invisible characters: a blank trim is blank either way.
+            let trim = car.trim.flatMap {
+                $0.hasVisibleASCIIEnds ? $0 : $0.isBlank ? nil : $0.trimmingPrefixAndSuffixSpaces()
+            }
             if let make, let model, yearOK {
-                validCar = Car(make: make, model: model, year: car.year, trim: trim?.isBlank == true ? nil : trim)
+                validCar = Car(make: make, model: model, year: car.year, trim: trim)
             }
         } else {
             problems.append(Problem(field: "car", message: "is required (make and model at least)"))
@@ -199,8 +203,9 @@ public struct QuoteBuilder: Sendable, Hashable {
                     message: "lists \(services.count) services; at most \(QuoteLimits.maximumServices) are allowed"))
         }
         for (index, name) in services.prefix(QuoteLimits.maximumServices).enumerated() {
-            let trimmed = name.trimmingPrefixAndSuffixSpaces()
-            if trimmed.isBlank {
+            let plain = name.hasVisibleASCIIEnds
+            let trimmed = plain ? name : name.trimmingPrefixAndSuffixSpaces()
+            if !plain && trimmed.isBlank {
                 problems.append(Problem(field: "services[\(index)]", message: "is empty"))
             } else if let service = catalog.service(named: trimmed) {
                 requested.append(RequestedService(name: service.name, listed: service))

@@ -40,6 +40,16 @@ public enum TextHygiene {
 }
 
 extension String {
+    /// Whether the first and last bytes are visible ASCII: then the text is neither
+    /// ``isBlank`` nor changed by `trimmingPrefixAndSuffixSpaces()`, known from two bytes
+    /// (every field of every submission is checked for both).
+    var hasVisibleASCIIEnds: Bool {
+        withUTF8Bytes { bytes in
+            guard let first = bytes.first, let last = bytes.last else { return false }
+            return first > 0x20 && first < 0x7F && last > 0x20 && last < 0x7F
+        }
+    }
+
     /// Whether the text has nothing a person can see: empty, spaces only, or invisible
     /// characters only. Such a value counts as missing.
     public var isBlank: Bool {
