@@ -140,8 +140,9 @@ extension JSONWriter {
     /// `quote` is not read: quotes are written from the domain, or by `Codable`, never here).
     mutating func event(_ value: WireEvent, quote encodedQuote: EncodedQuote?) {
         event(
-            v: Int64(value.v), seq: value.seq, type: value.type, at: value.at, quoteId: value.quoteId, from: value.from,
-            to: value.to, by: value.by, hasQuote: encodedQuote != nil,
+            v: Int64(value.v), seq: value.seq, type: .text(value.type), at: value.at, quoteId: value.quoteId,
+            from: value.from.map(JSONStringValue.text), to: value.to.map(JSONStringValue.text), by: value.by,
+            hasQuote: encodedQuote != nil,
             quote: { writer in if let encodedQuote { writer.raw(encodedQuote.json) } },
             catalogVersion: value.catalogVersion,
             mechanic: { writer in writer.field("mechanic", value.mechanic) { $0.mechanic($1) } })
@@ -173,22 +174,26 @@ extension JSONWriter {
         // A quote's change, nearly every event: its members read straight from the quote, not
         // gathered into a `Members` first (copied twice, each of its strings retained).
         if case .quote(let from, let changed) = event.kind {
+            // Its type and states are constants, copied whole.
             return self.event(
-                v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: changed.id.rawValue,
-                from: from?.rawValue, to: changed.status.rawValue, by: event.by, hasQuote: hasQuote, quote: quote,
+                v: 1, seq: event.seq, type: .constant(event.eventType.jsonString), at: event.at,
+                quoteId: changed.id.rawValue, from: from.map { .constant($0.jsonString) },
+                to: .constant(changed.status.jsonString), by: event.by, hasQuote: hasQuote, quote: quote,
                 catalogVersion: nil, mechanic: { _ in })
         }
         let members = WireEvent.Members(event.kind)
         self.event(
-            v: 1, seq: event.seq, type: event.type, at: event.at, quoteId: members.quoteId, from: members.from,
-            to: members.to, by: event.by, hasQuote: hasQuote, quote: quote, catalogVersion: members.catalogVersion,
+            v: 1, seq: event.seq, type: .constant(event.eventType.jsonString), at: event.at, quoteId: members.quoteId,
+            from: members.from.map(JSONStringValue.text), to: members.to.map(JSONStringValue.text), by: event.by,
+            hasQuote: hasQuote, quote: quote, catalogVersion: members.catalogVersion,
             mechanic: { writer in writer.field("mechanic", members.mechanic) { $0.mechanic($1) } })
     }
 
     /// An event's layout, the one place that writes it; `quote` writes its quote, if
     /// `hasQuote`, and `mechanic` its mechanic.
     private mutating func event(
-        v: Int64, seq: Int64, type: String, at: Date, quoteId: Int64?, from: String?, to: String?, by: String?,
+        v: Int64, seq: Int64, type: JSONStringValue, at: Date, quoteId: Int64?, from: JSONStringValue?,
+        to: JSONStringValue?, by: String?,
         hasQuote: Bool, quote: (inout JSONWriter) -> Void, catalogVersion: Int64?,
         mechanic: (inout JSONWriter) -> Void
     ) {

@@ -40,7 +40,8 @@ extension JSONWriter {
         }
         beginObject()
         field("id", quote.id.rawValue)
-        field("state", quote.status.rawValue)
+        key("state")
+        constant(quote.status.jsonString)
         key("message")
         message(quote)
         let requestStart = position

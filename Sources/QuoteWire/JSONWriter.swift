@@ -157,6 +157,22 @@ struct JSONWriter: ~Copyable {
 
     @inline(__always) mutating func field(_ name: StaticString, _ value: Int64?) { field(name, value) { $0.int($1) } }
 
+    @inline(__always) mutating func field(_ name: StaticString, _ value: JSONStringValue?) {
+        guard let value else { return }
+        key(name)
+        switch value {
+        case .constant(let json): constant(json)
+        case .text(let text): string(text)
+        }
+    }
+
+    /// A value that is JSON already and one of the protocol's constants (a state or an event
+    /// type as a string: ``QuoteStatus/jsonString``): copied whole, never scanned.
+    @inline(__always) mutating func constant(_ json: StaticString) {
+        separator()
+        output.append(json)
+    }
+
     @inline(__always) mutating func field(_ name: StaticString, _ value: Int?) { field(name, value.map(Int64.init)) }
 
     @inline(__always) mutating func field(_ name: StaticString, _ value: Bool?) { field(name, value) { $0.bool($1) } }
