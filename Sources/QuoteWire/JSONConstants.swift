@@ -18,8 +18,8 @@ extension QuoteStatus {
 }
 
 extension EventType {
-    /// The type's ``EventType/name`` as a JSON string, quotes included, as
-    /// ``QuoteStatus/jsonString`` is.
+    /// The type's `EventType.name` as a JSON string, quotes included, as
+    /// `QuoteStatus.jsonString` is.
     var jsonString: StaticString {
         switch self {
         case .quoteSubmitted: "\"quote.submitted\""
@@ -43,7 +43,7 @@ extension EventType {
 }
 
 /// A string value a writer writes: one of the protocol's constants, already JSON
-/// (``QuoteStatus/jsonString``), or text, escaped as it needs.
+/// (`QuoteStatus.jsonString`), or text, escaped as it needs.
 enum JSONStringValue {
     case constant(StaticString)
     case text(String)

@@ -167,7 +167,7 @@ struct JSONWriter: ~Copyable {
     }
 
     /// A value that is JSON already and one of the protocol's constants (a state or an event
-    /// type as a string: ``QuoteStatus/jsonString``): copied whole, never scanned.
+    /// type as a string: `QuoteStatus.jsonString`): copied whole, never scanned.
     @inline(__always) mutating func constant(_ json: StaticString) {
         separator()
         output.append(json)
