@@ -243,18 +243,7 @@ extension JSONWriter {
         _ value: WireReply, hasQuote: Bool, quote: (inout JSONWriter) -> Void, quotes: ArraySlice<[UInt8]>?,
         events: ArraySlice<[UInt8]>?
     ) {
-        beginObject()
-        field("v", value.v)
-        if let id = value.id {
-            key("id")
-            switch id {
-            case .string(let text): string(text)
-            case .number(let number): int(number)
-            case .outOfRange(let digits): raw(Array(digits.utf8))
-            }
-        }
-        field("ok", value.ok)
-        field("error", value.error) { $0.error($1) }
+        replyHead(v: value.v, id: value.id, ok: value.ok, error: value.error)
         if hasQuote {
             key("quote")
             quote(&self)
@@ -262,11 +251,10 @@ extension JSONWriter {
         field("history", value.history) { writer, history in
             writer.objects(history) { $0.historyStep($1) }
         }
-        field("replayed", value.replayed)
-        field("bookingError", value.bookingError) { $0.error($1) }
-        field("waitPosition", value.waitPosition)
-        field("mechanic", value.mechanic) { $0.mechanic($1) }
-        field("onDuty", value.onDuty)
+        writeMembers(
+            WriteMembers(
+                replayed: value.replayed, bookingError: value.bookingError, waitPosition: value.waitPosition,
+                mechanic: value.mechanic, onDuty: value.onDuty, catalogVersion: nil))
         field("quotes", quotes) { $0.rawArray($1) }
         field("next", value.next)
         field("truncated", value.truncated)
@@ -296,6 +284,48 @@ extension JSONWriter {
         field("catalogVersion", value.catalogVersion)
         field("catalog", value.catalog) { $0.catalog($1) }
         endObject()
+    }
+
+    /// A successful write's reply, its `quote` written in place, as the layout above writes
+    /// `WireReply.success(id)` with `members` set: the same members in the same order, the
+    /// others absent. Without a `WireReply` built: a write's reply is the daemon's most frequent
+    /// frame, and a `WireReply` is forty members to set and destroy. Returns where the quote lies.
+    mutating func writeReply(
+        id: RequestID?, _ members: WriteMembers, writing quote: Quote, currency: Currency
+    ) -> WrittenQuote {
+        replyHead(v: 1, id: id, ok: true, error: nil)
+        key("quote")
+        let written = quoteInPlace(quote, currency: currency, requestFrom: nil)
+        writeMembers(members)
+        field("catalogVersion", members.catalogVersion)
+        endObject()
+        return written
+    }
+
+    /// A reply's first members, the object opened.
+    private mutating func replyHead(v: Int, id: RequestID?, ok: Bool, error: WireError?) {
+        beginObject()
+        field("v", v)
+        if let id {
+            key("id")
+            switch id {
+            case .string(let text): string(text)
+            case .number(let number): int(number)
+            case .outOfRange(let digits): raw(Array(digits.utf8))
+            }
+        }
+        field("ok", ok)
+        field("error", error) { $0.error($1) }
+    }
+
+    /// The members a write's reply adds after its quote (not `catalogVersion`, which comes
+    /// near the end of a reply).
+    private mutating func writeMembers(_ members: WriteMembers) {
+        field("replayed", members.replayed)
+        field("bookingError", members.bookingError) { $0.error($1) }
+        field("waitPosition", members.waitPosition)
+        field("mechanic", members.mechanic) { $0.mechanic($1) }
+        field("onDuty", members.onDuty)
     }
 
     /// A catalog as a catalog file holds it.

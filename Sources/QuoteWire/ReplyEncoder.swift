@@ -130,19 +130,26 @@ public struct ReplyEncoder {
     private func encode(
         _ outcome: borrowing CommandOutcome, for id: RequestID?, currency: Currency
     ) -> (reply: [UInt8], quote: EncodedQuote?) {
-        var success = WireReply.success(id)
-        if outcome.replayed { success.replayed = true }
-        success.bookingError = outcome.bookingError.map(WireError.init)
-        success.waitPosition = outcome.waitPosition
+        var members = WriteMembers(
+            replayed: outcome.replayed ? true : nil, bookingError: outcome.bookingError.map(WireError.init),
+            waitPosition: outcome.waitPosition, catalogVersion: outcome.catalogVersion)
         if let duty = outcome.duty {
-            success.mechanic = WireQuote.WireMechanic(duty.mechanic)
-            success.onDuty = duty.onDuty
+            members.mechanic = WireQuote.WireMechanic(duty.mechanic)
+            members.onDuty = duty.onDuty
         }
-        if let mechanic = outcome.mechanic { success.mechanic = WireQuote.WireMechanic(mechanic) }
-        success.catalogVersion = outcome.catalogVersion
-        guard let final = outcome.quote else { return (codec.encode(success), nil) }
-        let (reply, quote) = codec.encode(success, writing: final, currency: currency)
-        return (reply, quote)
+        if let mechanic = outcome.mechanic { members.mechanic = WireQuote.WireMechanic(mechanic) }
+        // A write with a quote, nearly every one: its reply written without a `WireReply`.
+        if let final = outcome.quote {
+            return codec.encodeWrite(id: id, members, writing: final, currency: currency)
+        }
+        var success = WireReply.success(id)
+        success.replayed = members.replayed
+        success.bookingError = members.bookingError
+        success.waitPosition = members.waitPosition
+        success.mechanic = members.mechanic
+        success.onDuty = members.onDuty
+        success.catalogVersion = members.catalogVersion
+        return (codec.encode(success), nil)
     }
 
     /// A read's reply and the error code it carries. A page ends before ``maxReplyBytes``

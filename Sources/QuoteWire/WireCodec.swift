@@ -145,6 +145,18 @@ public struct WireCodec {
         return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
     }
 
+    /// Encodes a successful write's reply, `members` beside its quote `quote`, as
+    /// ``encode(_:writing:currency:)`` encodes the equal `WireReply`, and the quote's JSON
+    /// within it, as that does.
+    func encodeWrite(id: RequestID?, _ members: WriteMembers, writing quote: Quote, currency: Currency)
+        -> (reply: [UInt8], quote: EncodedQuote)
+    {
+        let (bytes, written) = writing(capacity: 1_792) {
+            $0.writeReply(id: id, members, writing: quote, currency: currency)
+        }
+        return (bytes, EncodedQuote(json: bytes[written.json], requestPart: written.requestPart))
+    }
+
     /// Encodes a reply frame whose `quote`, `quotes` and `events` are the JSON given (the
     /// reply's own fields of those names are not read).
     func encode(

@@ -143,6 +143,43 @@ struct WireCodecTests {
         }
     }
 
+    @Test("a write's reply written without a WireReply is byte for byte the reply with the same members")
+    func writeReplyWithoutWireReply() throws {
+        let codec = WireCodec()
+        let joe = try #require(Catalog.standard.mechanic(named: "Joe Murphy"))
+        let refusal = WireError(code: WireError.Code(rawValue: "no_mechanic_available"), message: "no mechanic is free")
+        let memberSets: [WriteMembers] = [
+            WriteMembers(),
+            WriteMembers(replayed: true, catalogVersion: 3),
+            WriteMembers(bookingError: refusal, waitPosition: 2),
+            WriteMembers(mechanic: WireQuote.WireMechanic(joe), onDuty: false),
+            WriteMembers(
+                replayed: true, bookingError: refusal, waitPosition: 1, mechanic: WireQuote.WireMechanic(joe),
+                onDuty: true, catalogVersion: 9),
+        ]
+        for quote in try Self.quotesInEveryState() {
+            for (index, members) in memberSets.enumerated() {
+                for id in [RequestID.string("r-1"), .number(42), nil] {
+                    var reply = WireReply.success(id)
+                    reply.replayed = members.replayed
+                    reply.bookingError = members.bookingError
+                    reply.waitPosition = members.waitPosition
+                    reply.mechanic = members.mechanic
+                    reply.onDuty = members.onDuty
+                    reply.catalogVersion = members.catalogVersion
+                    let (expected, expectedQuote) = codec.encode(reply, writing: quote, currency: .usd)
+                    let (written, writtenQuote) = codec.encodeWrite(id: id, members, writing: quote, currency: .usd)
+                    #expect(written == expected, "\(quote.status), members \(index)")
+                    #expect(writtenQuote.json == expectedQuote.json, "\(quote.status), members \(index)")
+                    // And it reads back as that reply, its quote included.
+                    var whole = reply
+                    whole.quote = try codec.decode(WireQuote.self, from: Array(expectedQuote.json))
+                    #expect(try codec.decode(WireReply.self, from: written) == whole)
+                }
+            }
+        }
+    }
+
     @Test("every kind of event, written straight from the log, is the JSON of its wire value")
     func loggedEventsOfEveryKind() throws {
         let codec = WireCodec()
