@@ -142,14 +142,7 @@ public struct ReplyEncoder {
         if let final = outcome.quote {
             return codec.encodeWrite(id: id, members, writing: final, currency: currency)
         }
-        var success = WireReply.success(id)
-        success.replayed = members.replayed
-        success.bookingError = members.bookingError
-        success.waitPosition = members.waitPosition
-        success.mechanic = members.mechanic
-        success.onDuty = members.onDuty
-        success.catalogVersion = members.catalogVersion
-        return (codec.encode(success), nil)
+        return (codec.encode(members.reply(to: id)), nil)
     }
 
     /// A read's reply and the error code it carries. A page ends before ``maxReplyBytes``

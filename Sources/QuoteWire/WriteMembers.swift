@@ -7,4 +7,17 @@ struct WriteMembers {
     var mechanic: WireQuote.WireMechanic?
     var onDuty: Bool?
     var catalogVersion: Int64?
+
+    /// The successful reply to request `id` with these members: what a write's reply shows
+    /// when it has no quote, and what one with a quote is written as.
+    func reply(to id: RequestID?) -> WireReply {
+        var reply = WireReply.success(id)
+        reply.replayed = replayed
+        reply.bookingError = bookingError
+        reply.waitPosition = waitPosition
+        reply.mechanic = mechanic
+        reply.onDuty = onDuty
+        reply.catalogVersion = catalogVersion
+        return reply
+    }
 }

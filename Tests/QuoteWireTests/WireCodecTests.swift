@@ -160,13 +160,12 @@ struct WireCodecTests {
         for quote in try Self.quotesInEveryState() {
             for (index, members) in memberSets.enumerated() {
                 for id in [RequestID.string("r-1"), .number(42), nil] {
-                    var reply = WireReply.success(id)
-                    reply.replayed = members.replayed
-                    reply.bookingError = members.bookingError
-                    reply.waitPosition = members.waitPosition
-                    reply.mechanic = members.mechanic
-                    reply.onDuty = members.onDuty
-                    reply.catalogVersion = members.catalogVersion
+                    let reply = members.reply(to: id)
+                    // Every member where a reply has it, none lost on the way.
+                    #expect(reply.ok && reply.id == id && reply.error == nil && reply.replayed == members.replayed)
+                    #expect(reply.bookingError == members.bookingError && reply.waitPosition == members.waitPosition)
+                    #expect(reply.mechanic == members.mechanic && reply.onDuty == members.onDuty)
+                    #expect(reply.catalogVersion == members.catalogVersion)
                     let (expected, expectedQuote) = codec.encode(reply, writing: quote, currency: .usd)
                     let (written, writtenQuote) = codec.encodeWrite(id: id, members, writing: quote, currency: .usd)
                     #expect(written == expected, "\(quote.status), members \(index)")
