@@ -49,6 +49,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     /// store's work per request is bounded whatever `limit` asks.
     private let maximumRows: Int
     private let ready: WakePipe
+    /// The size of the batch last committed: the room a new batch is begun with, so that
+    /// its arrays do not grow request by request.
+    private let lastBatchSize = Atomic<Int>(0)
 
     /// Readable while a committed batch waits to be taken, or when a full batch was taken and
     /// there is room to receive again.
@@ -74,14 +77,18 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
     }
 
     /// An empty batch against the catalog of this moment.
-    public func newBatch() -> RequestBatch<Ticket> { RequestBatch(catalog: catalog.current) }
+    public func newBatch() -> RequestBatch<Ticket> {
+        RequestBatch(catalog: catalog.current, capacity: min(lastBatchSize.load(ordering: .relaxed), maxBatch))
+    }
 
     // MARK: Committing
 
     /// Applies `batch`'s writes in one transaction, then answers its reads. A store that
     /// fails applies nothing, unless it failed while committing (`writesMayHaveApplied`):
     /// every write's result is then missing (`writeResults` is `nil`).
-    public func commit(_ batch: RequestBatch<Ticket>) async -> CommittedBatch<Ticket> {
+    public func commit(_ received: consuming RequestBatch<Ticket>) async -> CommittedBatch<Ticket> {
+        // Handed over, not shared: the replies are written into the arrays its requests came in.
+        let batch = received
         // The batch's catalog, or the one its writes put in force: what its reads answer from.
         var inForce = batch.catalog
         var writeResults: [Result<CommandOutcome, QuoteError>]? = []
@@ -93,8 +100,9 @@ public final class BatchCommitter<Ticket: Sendable>: Sendable {
         // confirmation: reads go on then.)
         var unreachable: StoreError?
         defer { metrics.batch(size: batch.count, commit: commit) }
-        if !batch.writes.isEmpty {
-            let requests = batch.writes.map(\.request)
+        lastBatchSize.store(batch.count, ordering: .relaxed)
+        if !batch.writeRequests.isEmpty {
+            let requests = batch.writeRequests
             let started = ContinuousClock.now
             do {
                 let applied = try await applyRetrying(requests, catalog: inForce)

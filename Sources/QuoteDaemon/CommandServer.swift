@@ -312,7 +312,11 @@ public final class CommandServer: ServiceLifecycle.Service {
                     logger.notice("events socket bound again", metadata: ["events": "\(endpoints.events)"])
                 }
                 if storeReady {
-                    for committed in worker.takeCommitted() {
+                    var done = worker.takeCommitted()
+                    // Oldest first, each moved out of the array: its replies are written into
+                    // the arrays its requests came in, which must be its alone.
+                    done.reverse()
+                    while let committed = done.popLast() {
                         try send(
                             committed, encoder: encoder, router: router, publisher: publisher, order: &order,
                             window: &window, tail: tail)
@@ -325,12 +329,13 @@ public final class CommandServer: ServiceLifecycle.Service {
                     // however much a peer sends.
                     var received = 0
                     while received < Self.bytesPerTurn,
-                        let message = try router.receiveMultipart(
+                        var message = try router.receiveMultipart(
                             dontWait: true, metadata: metadata, maximumFrames: RequestDecoder.maximumFrames)
                     {
                         received += message.frames.reduce(0) { $0 + $1.count }
                         let userId = message.metadata["User-Id"]
-                        room = worker.receive { decoder.decode(message.frames, userId: userId, into: &$0) }
+                        // The frames handed over, not copied: they become the reply's envelope.
+                        room = worker.receive { decoder.decode(message.takeFrames(), userId: userId, into: &$0) }
                         if !room { break }
                     }
                 }
@@ -386,7 +391,9 @@ public final class CommandServer: ServiceLifecycle.Service {
                 if let tail, let tailOnlyIndex, storeOnly.isReadable(tailOnlyIndex) {
                     try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
                 }
-                for committed in worker.takeCommitted() {
+                var done = worker.takeCommitted()
+                done.reverse()
+                while let committed = done.popLast() {
                     try send(
                         committed, encoder: encoder, router: router, publisher: publisher, order: &order,
                         window: &window, tail: tail)
@@ -467,10 +474,10 @@ public final class CommandServer: ServiceLifecycle.Service {
     /// Sends a batch's replies, then encodes and publishes its events, in `order`: a client's
     /// next request can be on its way while the events are still being written.
     private func send(
-        _ committed: CommittedBatch<RequestTicket>, encoder: ReplyEncoder, router: borrowing Socket,
+        _ committed: consuming CommittedBatch<RequestTicket>, encoder: ReplyEncoder, router: borrowing Socket,
         publisher: borrowing Socket, order: inout PublishOrder, window: inout EventWindow, tail: LogTail?
     ) throws(ZeroMQError) {
-        let encoded = encoder.encodeReplies(committed, activity: metrics.activity)
+        let encoded = encoder.encodeReplies(consume committed, activity: metrics.activity)
         for reply in encoded.replies {
             // A vanished or slow client loses its reply; the loop never waits for it.
             _ = try router.send(multipart: reply, dontWait: true)

@@ -8,8 +8,10 @@ public import QuoteCore
 public struct RequestBatch<Ticket: Sendable>: Sendable {
     /// One per request, in the order they came.
     @inlinable public var tickets: [Ticket] { _tickets }
-    /// The checked writes, each with its position in ``tickets``.
-    @inlinable public var writes: [(index: Int, request: CheckedRequest)] { _writes }
+    /// The checked writes, in the order they came: what the batch's transaction applies.
+    @inlinable public var writeRequests: [CheckedRequest] { _writeRequests }
+    /// Each write's position in ``tickets``, in the order of ``writeRequests``.
+    @inlinable public var writeIndices: [Int] { _writeIndices }
     /// The reads, each with its position in ``tickets``.
     @inlinable public var reads: [(index: Int, request: ReadRequest)] { _reads }
     /// The catalog the batch is checked, applied and priced against: the one in force when
@@ -24,14 +26,23 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     // Stored apart from their read-only views so that the methods below can be inlined,
     // and specialized for the caller's ticket, in the modules that fill a batch.
     @usableFromInline var _tickets: [Ticket] = []
-    @usableFromInline var _writes: [(index: Int, request: CheckedRequest)] = []
+    // Two arrays, not one of pairs: the transaction takes the requests as they are, without
+    // a copy of each (which would retain all it holds).
+    @usableFromInline var _writeRequests: [CheckedRequest] = []
+    @usableFromInline var _writeIndices: [Int] = []
     @usableFromInline var _reads: [(index: Int, request: ReadRequest)] = []
     @usableFromInline var _pageReads = 0
 
-    /// An empty batch against `catalog`, begun at `started`.
-    public init(catalog: Catalog, started: Date = Date()) {
+    /// An empty batch against `catalog`, begun at `started`, with room for `capacity`
+    /// requests (and as many writes) before its arrays grow.
+    public init(catalog: Catalog, started: Date = Date(), capacity: Int = 0) {
         self.catalog = catalog
         self.started = started
+        if capacity > 0 {
+            _tickets.reserveCapacity(capacity)
+            _writeRequests.reserveCapacity(capacity)
+            _writeIndices.reserveCapacity(capacity)
+        }
     }
 
     /// Checks the requests still to come against `catalog`, if it is newer than the batch's:
@@ -39,6 +50,14 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
     /// the old catalog did not know).
     public mutating func adopt(_ catalog: Catalog) {
         if catalog.version > self.catalog.version { self.catalog = catalog }
+    }
+
+    /// Takes the tickets out of the batch, which keeps none: for the side that answers the
+    /// requests, which changes each ticket in place.
+    public mutating func takeTickets() -> [Ticket] {
+        var taken: [Ticket] = []
+        swap(&taken, &_tickets)
+        return taken
     }
 
     /// Requests in the batch.
@@ -53,7 +72,8 @@ public struct RequestBatch<Ticket: Sendable>: Sendable {
 
     /// Adds a checked write, for the batch's transaction.
     @inlinable public mutating func append(_ ticket: consuming Ticket, write request: consuming CheckedRequest) {
-        _writes.append((_tickets.count, request))
+        _writeIndices.append(_tickets.count)
+        _writeRequests.append(request)
         _tickets.append(ticket)
     }
 

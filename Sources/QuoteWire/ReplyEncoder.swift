@@ -46,23 +46,23 @@ public struct ReplyEncoder {
     }
 
     /// Encodes every reply of `committed`, in the order the requests came; a `stats` answer
-    /// carries `activity`, the daemon's recent figures.
+    /// carries `activity`, the daemon's recent figures. Each reply's frames are its
+    /// ticket's envelope, the body appended in place: the tickets returned keep none.
     public func encodeReplies(
-        _ committed: CommittedBatch<RequestTicket>, activity: () -> WireReply.Activity? = { nil }
+        _ committed: consuming CommittedBatch<RequestTicket>, activity: () -> WireReply.Activity? = { nil }
     ) -> EncodedReplies {
+        var tickets = committed.batch.takeTickets()
         let batch = committed.batch
         let currency = batch.catalog.currency
-        var tickets = batch.tickets
         // Filled by position; refusals were written when they were decoded.
         var replies = [[[UInt8]]?](repeating: nil, count: tickets.count)
         for index in tickets.indices {
-            if let refusal = tickets[index].refusal { replies[index] = Self.frames(tickets[index].envelope, refusal) }
+            if let refusal = tickets[index].refusal { replies[index] = Self.frames(&tickets[index], refusal) }
         }
         var writes: [Written] = []
         if let results = committed.writeResults {
             writes.reserveCapacity(results.count)
-            for position in batch.writes.indices {
-                let index = batch.writes[position].index
+            for (position, index) in batch.writeIndices.enumerated() {
                 let body: [UInt8]
                 // One switch, its payload borrowed: each copy of an outcome retains all it holds.
                 switch results[position] {
@@ -78,7 +78,7 @@ public struct ReplyEncoder {
                     body = codec.encode(WireReply.failure(tickets[index].id, refusal))
                 }
                 // A request of the daemon's own (no envelope) is answered to no one.
-                if !tickets[index].envelope.isEmpty { replies[index] = Self.frames(tickets[index].envelope, body) }
+                if !tickets[index].envelope.isEmpty { replies[index] = Self.frames(&tickets[index], body) }
             }
         } else {
             let refusal = WireError(
@@ -87,11 +87,11 @@ public struct ReplyEncoder {
                     ? "the store failed while committing: the outcome is unknown, and it may have been applied;"
                         + " check (get, or send it again with the same idempotency key) before sending it again"
                     : "the store failed and nothing was applied; retry")
-            for write in batch.writes {
-                tickets[write.index].code = refusal.code
-                guard !tickets[write.index].envelope.isEmpty else { continue }
-                replies[write.index] = Self.frames(
-                    tickets[write.index].envelope, codec.encode(WireReply.failure(tickets[write.index].id, refusal)))
+            for index in batch.writeIndices {
+                tickets[index].code = refusal.code
+                guard !tickets[index].envelope.isEmpty else { continue }
+                let body = codec.encode(WireReply.failure(tickets[index].id, refusal))
+                replies[index] = Self.frames(&tickets[index], body)
             }
         }
         for position in batch.reads.indices {
@@ -99,17 +99,18 @@ public struct ReplyEncoder {
             let answer = committed.readResults[position]
             let (body, code) = encode(answer, for: tickets[index].id, currency: currency, activity: activity)
             tickets[index].code = code
-            replies[index] = Self.frames(tickets[index].envelope, body)
+            replies[index] = Self.frames(&tickets[index], body)
         }
         return EncodedReplies(
             replies: replies.compactMap { $0 }, tickets: tickets, writes: writes, currency: currency)
     }
 
-    /// A reply's frames: its `envelope`, then its `body`, in one allocation.
-    private static func frames(_ envelope: [[UInt8]], _ body: [UInt8]) -> [[UInt8]] {
+    /// A reply's frames: `ticket`'s envelope, taken out of it, then `body`. The envelope is
+    /// the array the request came in (``RequestDecoder``), with room for the body left
+    /// where the request's was.
+    private static func frames(_ ticket: inout RequestTicket, _ body: [UInt8]) -> [[UInt8]] {
         var frames: [[UInt8]] = []
-        frames.reserveCapacity(envelope.count + 1)
-        frames.append(contentsOf: envelope)
+        swap(&frames, &ticket.envelope)
         frames.append(body)
         return frames
     }

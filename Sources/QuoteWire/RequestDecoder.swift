@@ -34,12 +34,13 @@ public struct RequestDecoder {
     }
 
     /// Decodes the message `frames` received at `received` from the connection ZAP named
-    /// `userId`, and adds it to `batch`.
+    /// `userId`, and adds it to `batch`. Given `frames` alone, the array becomes the reply's
+    /// envelope in place, without a copy.
     public func decode(
-        _ frames: [[UInt8]], userId: String?, receivedAt received: ContinuousClock.Instant = .now,
+        _ frames: consuming [[UInt8]], userId: String?, receivedAt received: ContinuousClock.Instant = .now,
         into batch: inout RequestBatch<RequestTicket>
     ) {
-        switch decode(frames, userId: userId, catalog: batch.catalog, at: batch.started) {
+        switch decode(consume frames, userId: userId, catalog: batch.catalog, at: batch.started) {
         case .write(let ticket, let request):
             batch.append(RequestTicket(ticket, received: received), write: request)
         case .read(let ticket, let request):
@@ -74,7 +75,8 @@ public struct RequestDecoder {
     /// ROUTER/DEALER proxy. Without a delimiter, `[identity, body]` (a DEALER that sends
     /// none). The reply goes back on the same envelope, so a malformed message is still
     /// answered.
-    private func decode(_ frames: [[UInt8]], userId: String?, catalog: Catalog, at now: Date) -> Decoded {
+    private func decode(_ message: consuming [[UInt8]], userId: String?, catalog: Catalog, at now: Date) -> Decoded {
+        var frames = message
         let envelope: [[UInt8]]
         let body: [UInt8]
         if let delimiter = frames.dropFirst().firstIndex(where: { $0.isEmpty }) {
@@ -87,21 +89,23 @@ public struct RequestDecoder {
                     Address(envelope: []),
                     WireError(code: .malformedEnvelope, message: "envelope too deep or too large"))
             }
-            envelope = Array(frames[...delimiter])
             let after = frames.count - delimiter - 1
             guard after == 1 else {
                 return .refused(
-                    Address(envelope: envelope),
+                    Address(envelope: Array(frames[...delimiter])),
                     WireError(
                         code: .malformedEnvelope,
                         message:
                             "expected one JSON frame after the envelope's empty delimiter (frame \(delimiter + 1) of \(frames.count)), got \(after)"
                     ))
             }
-            body = frames[delimiter + 1]
+            // The body is the last frame: what is left is the envelope, in the same array
+            // (the reply's frames, once the body is appended to it).
+            body = frames.removeLast()
+            envelope = frames
         } else if frames.count == 2 && !frames[1].isEmpty && frames[0].count <= 255 {
-            envelope = [frames[0]]
-            body = frames[1]
+            body = frames.removeLast()
+            envelope = frames
         } else {
             return .refused(
                 Address(envelope: Array(frames.prefix(1))),

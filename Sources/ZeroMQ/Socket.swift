@@ -159,10 +159,9 @@ public struct Socket: ~Copyable {
     private func scratchBytes() -> [UInt8] {
         let count = zmq_msg_size(scratch)
         guard count > 0, let data = zmq_msg_data(scratch) else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.baseAddress!.update(from: data.assumingMemoryBound(to: UInt8.self), count: count)
-            initialized = count
-        }
+        // Copied from a buffer pointer: an array made with room to fill in place would look up
+        // its storage's type at run time, dearer than the copy of a small frame.
+        return [UInt8](UnsafeRawBufferPointer(start: data, count: count))
     }
 
     /// Receives one frame.
@@ -192,7 +191,11 @@ public struct Socket: ~Copyable {
         guard try receiveScratch(dontWait: dontWait) else { return nil }
         var properties: [String: String] = [:]
         readMetadata(metadata, into: &properties)
-        var frames = [scratchBytes()]
+        // Room for a request's usual three frames (identity, delimiter, body) and a fourth:
+        // the array is not grown frame by frame.
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(4)
+        frames.append(scratchBytes())
         var dropped = 0
         // libzmq delivers a multipart message atomically: the other frames are already here.
         // Past `maximumFrames` they are taken and released, not copied: libzmq bounds each
@@ -232,6 +235,14 @@ public struct Multipart: Sendable, Hashable {
     public var metadata: [String: String]
     /// How many frames past the receiver's maximum were dropped unread.
     public var droppedFrames = 0
+
+    /// Takes the frames out of the message, which keeps none: handed over whole rather than
+    /// shared, the array can be changed in place.
+    public mutating func takeFrames() -> [[UInt8]] {
+        var taken: [[UInt8]] = []
+        swap(&taken, &frames)
+        return taken
+    }
 }
 
 extension Duration {

@@ -158,10 +158,17 @@ struct Stages {
 
     /// The replies and events (each `[topic, body]` by its `seq`) of the messages `batch`,
     /// each its frames, as the daemon sends them.
-    func handle(_ batch: [[[UInt8]]]) async -> (replies: [[[UInt8]]], events: [(seq: Int64, message: [[UInt8]])]) {
+    func handle(
+        _ batch: consuming [[[UInt8]]]
+    ) async -> (replies: [[[UInt8]]], events: [(seq: Int64, message: [[UInt8]])]) {
         var received = committer.newBatch()
-        for frames in batch { decoder.decode(frames, userId: nil, into: &received) }
-        let encoded = encoder.encodeReplies(await committer.commit(received))
+        // Each message handed over, as the I/O thread hands over what it received.
+        for index in batch.indices {
+            var frames: [[UInt8]] = []
+            swap(&frames, &batch[index])
+            decoder.decode(frames, userId: nil, into: &received)
+        }
+        let encoded = encoder.encodeReplies(await committer.commit(consume received))
         return (encoded.replies, encoder.encodeEvents(encoded))
     }
 }

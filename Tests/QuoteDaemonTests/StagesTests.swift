@@ -136,7 +136,7 @@ struct StagesTests {
             Self.frames("client-c", #"{"v":1,"op":"cancel","id":"w2","quoteId":1}"#), userId: nil, into: &batch)
         // The daemon's own work, as `enqueue` adds it: answered to no one, counted nowhere.
         batch.append(RequestTicket.daemon, write: CheckedRequest(.serveWaitList, by: .daemon))
-        #expect(batch.writes.count == 3 && batch.reads.count == 1)
+        #expect(batch.writeRequests.count == 3 && batch.writeIndices.count == 3 && batch.reads.count == 1)
         let committed = await committer.commit(batch)
         #expect(committed.writeResults == nil, "a failed commit has no results")
         let encoded = encoder.encodeReplies(committed)
@@ -249,7 +249,7 @@ struct StagesTests {
         for (index, body) in invalid.enumerated() {
             decoder.decode(Self.frames("client-\(index)", body), userId: nil, into: &batch)
         }
-        #expect(batch.writes.isEmpty, "nothing for the transaction")
+        #expect(batch.writeRequests.isEmpty, "nothing for the transaction")
         let encoded = encoder.encodeReplies(await committer.commit(batch))
         let codec = WireCodec()
         let codes = try encoded.replies.map {
@@ -279,6 +279,34 @@ struct StagesTests {
         #expect(events.map(\.seq) == [1, 2])
         #expect(events.map { String(decoding: $0.message[0], as: UTF8.self) } == ["quote.submitted", "quote.ready"])
         #expect(try await store.lastSequence() == 2)
+    }
+
+    @Test(
+        "each reply is its request's envelope then one body, for every envelope form, handed over or still held by the sender"
+    )
+    func repliesKeepTheirEnvelopes() async throws {
+        let (_, committer, decoder, encoder) = try stages()
+        let body = Array(Self.submit.utf8)
+        let messages: [[[UInt8]]] = [
+            [Array("peer".utf8), [], body], [Array("proxy".utf8), Array("peer".utf8), [], body],
+            [Array("dealer".utf8), body], [Array("refused".utf8), [], Array("{".utf8)],
+        ]
+        var batch = committer.newBatch()
+        // The first two handed over (the array becomes the reply), the others still held here.
+        var handedOver = Array(messages[..<2])
+        for index in handedOver.indices {
+            var frames: [[UInt8]] = []
+            swap(&frames, &handedOver[index])
+            decoder.decode(frames, userId: nil, into: &batch)
+        }
+        for frames in messages[2...] { decoder.decode(frames, userId: nil, into: &batch) }
+        let encoded = encoder.encodeReplies(await committer.commit(batch))
+        #expect(encoded.replies.map { Array($0.dropLast()) } == messages.map { Array($0.dropLast()) })
+        let codec = WireCodec()
+        let replies = try encoded.replies.map { try codec.decode(WireReply.self, from: try #require($0.last)) }
+        #expect(replies.map(\.ok) == [true, true, true, false])
+        #expect(messages[3][2] == Array("{".utf8), "what the sender held is as it was")
+        #expect(encoded.tickets.allSatisfy { $0.envelope.isEmpty }, "the envelopes went into the replies")
     }
 }
 
@@ -370,7 +398,7 @@ struct RequestDecoderTests {
         let gone = Self.decode([Array("p".utf8), [], get], userId: "K9", callers: callers)
         #expect(gone.tickets.first?.code == .forbidden)
         let observer = Self.decode([Array("p".utf8), [], cancel], userId: "K2", callers: callers)
-        #expect(observer.tickets.first?.code == .forbidden && observer.writes.isEmpty)
+        #expect(observer.tickets.first?.code == .forbidden && observer.writeRequests.isEmpty)
         let client = Self.decode([Array("p".utf8), [], get], userId: "K1", callers: callers)
         let read = try #require(client.reads.first)
         #expect(read.request.actor == Actor(name: "shop", ownQuotesOnly: true))
