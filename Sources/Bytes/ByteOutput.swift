@@ -118,12 +118,7 @@ public struct ByteOutput: ~Copyable {
     /// written from the last digit back, two digits for each division (numbers are in
     /// every frame: ids, amounts, sequence numbers).
     @inlinable public mutating func appendDigits(_ value: UInt64) {
-        var length = 1
-        var bound: UInt64 = 10
-        while length < 20 && value >= bound {
-            length += 1
-            bound &*= 10
-        }
+        let length = Self.decimalLength(value)
         reserve(length)
         let pairs = Self.digitPairs.utf8Start
         var remaining = value
@@ -143,6 +138,43 @@ public struct ByteOutput: ~Copyable {
             base[end - 1] = 48 + UInt8(truncatingIfNeeded: remaining)
         }
         written += length
+    }
+
+    /// How many decimal digits `value` has (1 for 0): estimated from its bit length
+    /// (log10 2 is about 1233/4096), then corrected by one comparison with a power of ten,
+    /// rather than compared with each in turn.
+    @inlinable static func decimalLength(_ value: UInt64) -> Int {
+        // `| 1`: 0 has one digit, and no even number is one below a power of ten.
+        let odd = value | 1
+        let estimate = ((64 &- odd.leadingZeroBitCount) &* 1_233) &>> 12
+        return odd >= powerOfTen(estimate) ? estimate &+ 1 : estimate
+    }
+
+    /// 10 to the power `exponent`, 0 to 19 (every power of ten a `UInt64` holds): constants,
+    /// not a table that would be initialized lazily and checked at every use.
+    @inlinable static func powerOfTen(_ exponent: Int) -> UInt64 {
+        switch exponent {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        default: 10_000_000_000_000_000_000
+        }
     }
 
     /// The two digits of every number below 100, in order: one load for two digits, not a

@@ -1,5 +1,5 @@
 package import Foundation
-import QuoteCore
+package import QuoteCore
 package import QuoteStore
 
 /// A quote's history as stored in its own row (`quotes.history`): a version byte (1), then
@@ -25,24 +25,41 @@ package enum HistoryCodec {
     /// `history` with `steps` appended (an empty `history` gets its version byte first); past
     /// ``maximumSteps``, the first step and the latest.
     package static func appending(_ steps: [StateChange], to history: some ContiguousBytes) -> [UInt8] {
-        // Written in place into one allocation, not appended byte by byte.
+        // Written in place into scratch memory, not appended byte by byte, then copied into
+        // the array (see ``submission(pricedTo:at:submittedSeq:pricedSeq:)``).
         history.withUnsafeBytes { history in
             let kept = history.isEmpty ? 0 : (history.count - 1) / entrySize
             guard kept + steps.count > maximumSteps else {
                 let start = history.isEmpty ? 1 : history.count
-                let size = start + steps.count * entrySize
-                return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                    let buffer = UnsafeMutableRawBufferPointer(buffer)
+                return withUnsafeTemporaryAllocation(byteCount: start + steps.count * entrySize, alignment: 1) {
+                    buffer in
                     if history.isEmpty {
                         buffer[0] = version
                     } else {
                         buffer.copyMemory(from: history)
                     }
                     write(steps[...], into: buffer, at: start)
-                    count = size
+                    return [UInt8](buffer)
                 }
             }
             return bounded(appending: steps, to: history, kept: kept)
+        }
+    }
+
+    /// A new quote's history: its two first steps
+    /// (`StateChange.submissionSteps(pricedTo:at:submittedSeq:pricedSeq:)`), written on the
+    /// stack, then copied into the array. (An array made with room to fill in place looks
+    /// up its storage's type at run time: dearer than the copy.)
+    package static func submission(
+        pricedTo status: QuoteStatus, at: Date, submittedSeq: Int64, pricedSeq: Int64
+    ) -> [UInt8] {
+        let steps = StateChange.submissionSteps(
+            pricedTo: status, at: at, submittedSeq: submittedSeq, pricedSeq: pricedSeq)
+        return withUnsafeTemporaryAllocation(byteCount: 1 + 2 * entrySize, alignment: 1) { buffer in
+            buffer[0] = version
+            write(steps.submitted, into: buffer, at: 1)
+            write(steps.priced, into: buffer, at: 1 + entrySize)
+            return [UInt8](buffer)
         }
     }
 
@@ -81,13 +98,17 @@ package enum HistoryCodec {
     ) {
         var offset = start
         for step in steps {
-            buffer[offset] = code(step.from)
-            buffer[offset + 1] = code(step.to)
-            buffer.storeBytes(of: step.seq.littleEndian, toByteOffset: offset + 2, as: Int64.self)
-            buffer.storeBytes(
-                of: StoredTime.milliseconds(step.at).littleEndian, toByteOffset: offset + 10, as: Int64.self)
+            write(step, into: buffer, at: offset)
             offset += entrySize
         }
+    }
+
+    /// Writes `step`'s entry into `buffer` at `offset`.
+    private static func write(_ step: StateChange, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) {
+        buffer[offset] = code(step.from)
+        buffer[offset + 1] = code(step.to)
+        buffer.storeBytes(of: step.seq.littleEndian, toByteOffset: offset + 2, as: Int64.self)
+        buffer.storeBytes(of: StoredTime.milliseconds(step.at).littleEndian, toByteOffset: offset + 10, as: Int64.self)
     }
 
     /// The steps in `data`, oldest first; an empty `data` has none.

@@ -44,8 +44,16 @@ struct PendingSubmissions {
     private(set) var rows: [Row] = []
 
     var isEmpty: Bool { rows.isEmpty }
+    /// How many rows were ever held, written since or not.
+    private(set) var held = 0
+
+    /// Makes room for `count` rows before the rows grow.
+    mutating func reserveCapacity(_ count: Int) {
+        if count > 0 { rows.reserveCapacity(count) }
+    }
 
     mutating func append(_ row: consuming Row) {
+        held &+= 1
         rows.append(row)
     }
 

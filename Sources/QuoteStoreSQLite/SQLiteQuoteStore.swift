@@ -39,6 +39,9 @@ public final class SQLiteQuoteStore: QuoteStore {
     /// Quotes by state, once counted (``counts()``); `nil` until then, or after a commit whose
     /// outcome is unknown.
     private let stateCounts = Mutex<StateCounts?>(nil)
+    /// How many new quotes the last write transaction held: the room the next one's rows
+    /// are begun with (``PendingSubmissions``), so that they do not grow row by row.
+    private let lastSubmissions = Atomic<Int>(0)
     /// The room the write transactions bind their text and blobs from, one at a time. Every
     /// statement that points into it is stepped inside a transaction, which holds it; once
     /// the store is gone, they are at most finalized, which never reads their parameters.
@@ -253,9 +256,11 @@ public final class SQLiteQuoteStore: QuoteStore {
                     try writeSync { db throws(StoreError) in
                         let transaction = SQLiteTransaction(
                             db: db, now: now, currency: currency, cache: cache, parameters: parameters,
-                            statements: statements, holdsKeyed: holdingKeyed)
+                            statements: statements, holdsKeyed: holdingKeyed,
+                            expectedSubmissions: lastSubmissions.load(ordering: .relaxed))
                         cache = QuoteCache(budget: 0)
                         defer {
+                            lastSubmissions.store(transaction.submissionsHeld, ordering: .relaxed)
                             applied = transaction.currency
                             stateChanges = transaction.stateChanges
                             heldKeyTaken = transaction.heldKeyTaken

@@ -47,6 +47,9 @@ final class SQLiteTransaction: StoreTransaction {
     /// New quotes not written yet: written before the next statement (``run(flushing:_:)``),
     /// the next `SAVEPOINT`, and the commit (``writePending()``).
     private var pending = PendingSubmissions()
+    /// How many new quotes the transaction held (``PendingSubmissions/held``): the room the
+    /// store begins the next one's with.
+    var submissionsHeld: Int { pending.held }
     /// Whether a submission with an idempotency key is held like one without: the key is
     /// taken only when a retried request meets its first try, so it is assumed free, and
     /// checked by the unique index when the rows are written (``writePending()``).
@@ -78,9 +81,10 @@ final class SQLiteTransaction: StoreTransaction {
 
     init(
         db: Database, now: Date, currency: Currency, cache: QuoteCache, parameters: ParameterArena,
-        statements: WriterStatements, holdsKeyed: Bool = true
+        statements: WriterStatements, holdsKeyed: Bool = true, expectedSubmissions: Int = 0
     ) {
         self.holdsKeyed = holdsKeyed
+        pending.reserveCapacity(expectedSubmissions)
         self.statements = statements
         self.db = db
         self.parameters = parameters
@@ -158,9 +162,8 @@ final class SQLiteTransaction: StoreTransaction {
             guard priced.status == .ready || priced.status == .pending else {
                 throw StoreError(.database, "a submission is priced to ready or pending, not \(priced.status)")
             }
-            let history = HistoryCodec.appending(
-                StateChange.submission(pricedTo: priced.status, at: now, submittedSeq: first, pricedSeq: first + 1),
-                to: [UInt8]())
+            let history = HistoryCodec.submission(
+                pricedTo: priced.status, at: now, submittedSeq: first, pricedSeq: first + 1)
             let row = PendingSubmissions.Row(
                 id: id, status: priced.status, idempotencyKey: key, mechanic: priced.mechanic?.id.rawValue,
                 priceCents: priced.price?.cents, currency: currency.code,

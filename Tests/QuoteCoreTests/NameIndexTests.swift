@@ -79,4 +79,22 @@ struct NameIndexTests {
             #expect(NameIndex.sameKey(a, b) == (!Catalog.key(a).isEmpty && Catalog.key(a) == Catalog.key(b)))
         }
     }
+
+    @Test("a character beyond ASCII anywhere in a name, short or long, is compared as Swift compares it")
+    func beyondASCIIAnywhere() {
+        for length in 1...20 {
+            let plain = String(repeating: "k", count: length)
+            for index in 0..<length {
+                // KELVIN SIGN: its key is an ASCII `k`, in three bytes.
+                var characters = Array(plain)
+                characters[index] = "\u{212A}"
+                let kelvin = String(characters)
+                characters[index] = "é"
+                let accented = String(characters)
+                #expect(NameIndex.sameKey(kelvin, plain), "\(length), \(index)")
+                #expect(!NameIndex.sameKey(accented, plain), "\(length), \(index)")
+                #expect(NameIndex.sameKey(accented, accented.uppercased()), "\(length), \(index)")
+            }
+        }
+    }
 }

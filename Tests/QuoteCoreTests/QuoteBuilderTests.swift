@@ -40,6 +40,8 @@ struct QuoteBuilderTests {
             ("reza@.com", false), ("", false), ("reza@example.com.", false), ("reza@example..com", false),
             ("reza@example.com\n", false), ("rené@exämple.com", true), ("rené@exämple", false),
             ("re\u{2028}za@example.com", false), ("ren\u{85}é@example.com", false),
+            ("reza@example.com\u{2029}", false), ("\u{85}reza@example.com", false), ("~Z_{|}@EXAMPLE.COM", true),
+            ("re\u{A0}za@example.com", true),
         ])
     func emailPlausibility(email: String, plausible: Bool) {
         #expect(Customer.isPlausibleEmail(email) == plausible)

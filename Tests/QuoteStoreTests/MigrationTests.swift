@@ -221,6 +221,17 @@ struct MigrationTests {
         #expect(try HistoryCodec.decode(Data()).isEmpty)
     }
 
+    @Test("a new quote's history is its two first steps, as an empty history with them appended is")
+    func submissionHistory() throws {
+        for status in [QuoteStatus.ready, .pending] {
+            let at = StoredTime.date(1_764_400_000_123)
+            let bytes = HistoryCodec.submission(pricedTo: status, at: at, submittedSeq: 41, pricedSeq: 42)
+            let steps = StateChange.submission(pricedTo: status, at: at, submittedSeq: 41, pricedSeq: 42)
+            #expect(bytes == HistoryCodec.appending(steps, to: [UInt8]()))
+            #expect(try HistoryCodec.decode(bytes) == steps)
+        }
+    }
+
     @Test(
         "a history past its bound keeps its first step and its latest ones",
         arguments: [[1, 1], [2, 1_100], [1_000, 30], [1_100], [1_023, 1], [1_024, 1], [3, 2_000, 5]]

@@ -38,6 +38,27 @@ struct ByteOutputTests {
         #expect(String(decoding: output.array, as: UTF8.self) == text + fixed)
     }
 
+    @Test("every power of ten, and the numbers either side of it, is written with all its digits")
+    func digitsAroundPowersOfTen() {
+        var power: UInt64 = 1
+        for exponent in 0..<20 {
+            for value in [power - 1, power, power + 1] {
+                var output = ByteOutput(capacity: 4)
+                output.appendDigits(value)
+                #expect(String(decoding: output.array, as: UTF8.self) == String(value), "10^\(exponent)")
+            }
+            if exponent < 19 { power *= 10 }
+        }
+        for bits in 0..<64 {
+            let value = UInt64(1) << UInt64(bits)
+            for candidate in [value - 1, value, value + 1] {
+                var output = ByteOutput(capacity: 4)
+                output.appendDigits(candidate)
+                #expect(String(decoding: output.array, as: UTF8.self) == String(candidate), "2^\(bits)")
+            }
+        }
+    }
+
     @Test("a writer in place gets the room it asked for, and no more than that is kept")
     func writeInPlace() {
         var output = ByteOutput(capacity: 64)

@@ -170,7 +170,7 @@ struct NameIndex: Sendable {
     }
 
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        bytes.allSatisfy { $0 < 0x80 }
+        ASCIILowering.isASCII(bytes)
     }
 
     /// `byte`, lowered if it is an ASCII capital.

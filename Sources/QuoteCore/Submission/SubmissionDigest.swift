@@ -84,8 +84,17 @@ private struct Hasher64 {
             word(UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             offset += 8
         }
+        // The bytes left, fewer than eight, the first most significant.
+        let remaining = bytes.count - offset
         var tail: UInt64 = 0
-        for index in offset..<bytes.count { tail = tail << 8 | UInt64(bytes[index]) }
+        if remaining > 0 && bytes.count >= 8 {
+            // The text's last eight bytes as one word: those left are its last in memory, the
+            // lowest once the word's bytes are reversed.
+            let last = UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
+            tail = UInt64(littleEndian: last).byteSwapped & (UInt64.max >> UInt64(64 - 8 * remaining))
+        } else {
+            for index in offset..<bytes.count { tail = tail << 8 | UInt64(bytes[index]) }
+        }
         word(tail)
     }
 }
