@@ -510,11 +510,11 @@ public final class CommandServer: ServiceLifecycle.Service {
     }
 
     private static func publish(
-        _ events: [[[UInt8]]], window: inout EventWindow, publisher: borrowing Socket
+        _ events: [PublishedEvent], window: inout EventWindow, publisher: borrowing Socket
     ) throws(ZeroMQError) {
-        for event in events where window.admit(event.reduce(0) { $0 + $1.count }) {
+        for event in events where window.admit(event.byteCount) {
             // A slow subscriber loses events past its high-water mark and fills the gap by seq.
-            _ = try publisher.send(multipart: event, dontWait: true)
+            _ = try publisher.send(multipart: event.topic, event.body, dontWait: true)
         }
     }
 }

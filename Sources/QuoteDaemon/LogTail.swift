@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import QuoteStore
+import QuoteWire
 import Synchronization
 import Threads
 
@@ -13,10 +14,10 @@ import Threads
 /// What it reads it encodes and hands to the I/O thread (a byte on a pipe the thread polls
 /// says so), which puts it in order with its own commits (``PublishOrder``).
 final class LogTail: Sendable {
-    /// Events read from the log after `after`, encoded as `[topic, body]`.
+    /// Events read from the log after `after`, encoded as they are published.
     struct Delivery: Sendable {
         var after: Int64
-        var events: [(seq: Int64, message: [[UInt8]])]
+        var events: [PublishedEvent]
     }
 
     private struct State {
@@ -48,7 +49,7 @@ final class LogTail: Sendable {
     static let readAheadBytes = 32 << 20
 
     private let store: any QuoteStore
-    private let encode: @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
+    private let encode: @Sendable ([StoredEvent]) -> [PublishedEvent]
     private let observe: @Sendable ([StoredEvent]) async -> Void
     private let pollInterval: Duration
     private let logger: Logger
@@ -66,7 +67,7 @@ final class LogTail: Sendable {
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
         logger: Logger, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
-        encode: @escaping @Sendable ([StoredEvent]) -> [(seq: Int64, message: [[UInt8]])]
+        encode: @escaping @Sendable ([StoredEvent]) -> [PublishedEvent]
     ) throws {
         ready = try WakePipe()
         self.store = store
@@ -154,7 +155,7 @@ final class LogTail: Sendable {
                 let encoded = encode(events)
                 let after = cursor
                 cursor = last.seq
-                let bytes = encoded.reduce(0) { sum, event in event.message.reduce(sum) { $0 + $1.count } }
+                let bytes = encoded.reduce(0) { $0 + $1.byteCount }
                 state.withLock { state in
                     state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: encoded))
                     state.unpublished.append((cursor, bytes))

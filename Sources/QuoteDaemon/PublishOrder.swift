@@ -1,3 +1,5 @@
+import QuoteWire
+
 /// The order events leave the PUB socket in: by `seq`, with no gap, whoever committed them.
 ///
 /// With a store that only this daemon writes, its own commits are the whole log, in order, and
@@ -11,7 +13,7 @@ struct PublishOrder {
     /// Whether events are held for earlier ones (a shared store's log).
     let isOrdered: Bool
     /// Events that arrived before their turn, by `seq`.
-    private var held: [Int64: [[UInt8]]] = [:]
+    private var held: [Int64: PublishedEvent] = [:]
     /// Whether `Int64.max`, which nothing follows, was published (the stores number no event
     /// past it; stored numbers are not trusted not to reach it).
     private var exhausted = false
@@ -34,16 +36,16 @@ struct PublishOrder {
     /// The last `seq` published.
     var lastPublished: Int64 { exhausted ? .max : next - 1 }
 
-    /// Takes `events` (`[topic, body]` by `seq`, this daemon's commits or read from the log)
+    /// Takes `events` (by `seq`, this daemon's commits or read from the log)
     /// and returns what can be published now, in order. An event already published is
     /// dropped.
-    mutating func add(_ events: [(seq: Int64, message: [[UInt8]])]) -> [[[UInt8]]] {
+    mutating func add(_ events: [PublishedEvent]) -> [PublishedEvent] {
         guard isOrdered else {
             if let last = events.last { next = max(next, Self.after(last.seq)) }
-            return events.map(\.message)
+            return events
         }
         for event in events where event.seq >= next && !exhausted {
-            held[event.seq] = event.message
+            held[event.seq] = event
         }
         return release()
     }
@@ -51,7 +53,7 @@ struct PublishOrder {
     /// A read of the log for what follows `after` began at `first`: what lies between, if
     /// this order still waits for it, is no longer in the log (pruned before it could be
     /// read), and is skipped. Returns what can be published now, and how many were skipped.
-    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [[[UInt8]]], skipped: Int64) {
+    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [PublishedEvent], skipped: Int64) {
         guard isOrdered, after < next, first > next else { return ([], 0) }
         let skipped = first - next
         held = held.filter { $0.key >= first }
@@ -63,18 +65,18 @@ struct PublishOrder {
     /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
     /// Returns what can be published now, in order, and how many numbers were skipped.
     mutating func addRead(
-        after: Int64, _ events: [(seq: Int64, message: [[UInt8]])]
-    ) -> (ready: [[[UInt8]]], skipped: Int64) {
+        after: Int64, _ events: [PublishedEvent]
+    ) -> (ready: [PublishedEvent], skipped: Int64) {
         guard let first = events.first else { return ([], 0) }
         var (ready, skipped) = logBegins(at: first.seq, readAfter: after)
         ready += add(events)
         return (ready, skipped)
     }
 
-    private mutating func release() -> [[[UInt8]]] {
-        var ready: [[[UInt8]]] = []
-        while let message = held.removeValue(forKey: next) {
-            ready.append(message)
+    private mutating func release() -> [PublishedEvent] {
+        var ready: [PublishedEvent] = []
+        while let event = held.removeValue(forKey: next) {
+            ready.append(event)
             guard next < .max else {
                 exhausted = true
                 break

@@ -4,7 +4,7 @@ public import QuoteRules
 public import QuoteStore
 
 /// The last stage: turns what the store made of a batch (`CommittedBatch`) into bytes, a
-/// reply per request in the order they came and a `[topic, body]` message per committed
+/// reply per request in the order they came and a `PublishedEvent` (topic, body) per committed
 /// event, in `seq` order. Replies first (``encodeReplies(_:activity:)``): clients wait on them,
 /// so the daemon sends them before the events are even encoded
 /// (``encodeEvents(_:)``; a submission's two events cost nearly as much as its reply). One
@@ -311,47 +311,48 @@ public struct ReplyEncoder {
 
     // MARK: Events
 
-    /// Encodes the committed events of the batch whose replies are `encoded`, as `[topic,
-    /// body]`, in sequence order.
-    public func encodeEvents(_ encoded: EncodedReplies) -> [(seq: Int64, message: [[UInt8]])] {
-        var events: [(seq: Int64, message: [[UInt8]])] = []
+    /// Encodes the committed events of the batch whose replies are `encoded`, each its topic
+    /// and body, in sequence order.
+    public func encodeEvents(_ encoded: EncodedReplies) -> [PublishedEvent] {
+        var events: [PublishedEvent] = []
         events.reserveCapacity(encoded.writes.count * 2)
         for write in encoded.writes {
             // Unwrapped once a write, not once an event: each copy of an optional encoded
             // quote goes through its type's metadata.
             guard let final = write.final, let json = write.json else {
                 for event in write.events {
-                    events.append((event.seq, [event.topicFrame, encode(event, currency: encoded.currency)]))
+                    events.append(
+                        PublishedEvent(
+                            seq: event.seq, topic: event.topicFrame, body: encode(event, currency: encoded.currency)))
                 }
                 continue
             }
             for event in write.events {
                 events.append(
-                    (
-                        event.seq,
-                        [event.topicFrame, encode(event, currency: encoded.currency, final: final, encodedAs: json)]
-                    ))
+                    PublishedEvent(
+                        seq: event.seq, topic: event.topicFrame,
+                        body: encode(event, currency: encoded.currency, final: final, encodedAs: json)))
             }
         }
         return events
     }
 
-    /// Events read from the log (other daemons'), each as `[topic, body]` by its seq, their
+    /// Events read from the log (other daemons'), each its topic and body by its seq, their
     /// amounts in `currency`.
-    public func encodeLogged(_ events: [StoredEvent], currency: Currency) -> [(seq: Int64, message: [[UInt8]])] {
+    public func encodeLogged(_ events: [StoredEvent], currency: Currency) -> [PublishedEvent] {
         // A quote's events in a row (a new quote's two first) mostly show one request: its
         // JSON is written once and copied into the next.
         var previous: (quote: Quote, json: EncodedQuote)?
         return events.map { event in
             guard let quote = event.quote else {
-                return (event.seq, [event.topicFrame, codec.encode(event, quote: nil)])
+                return PublishedEvent(seq: event.seq, topic: event.topicFrame, body: codec.encode(event, quote: nil))
             }
             let sibling = previous.flatMap { previous in
                 previous.quote.id == quote.id && quote.hasSameRequest(as: previous.quote) ? previous.json : nil
             }
             let (body, json) = codec.encode(event, writing: quote, currency: currency, sharingRequestWith: sibling)
             previous = (quote, json)
-            return (event.seq, [event.topicFrame, body])
+            return PublishedEvent(seq: event.seq, topic: event.topicFrame, body: body)
         }
     }
 

@@ -103,7 +103,7 @@ struct RequestParser {
             }
             switch field ?? [] {
             case .v: try parser.first(&request.v, depth: 1) { try $0.int("v") }
-            case .op: try parser.first(&request.op, depth: 1) { try $0.string("op") }
+            case .op: try parser.first(&request.op, depth: 1) { try $0.operationName() }
             case .id: try parser.first(&request.id, depth: 1) { try $0.requestID() }
             case .customer:
                 // `submit`'s customer is an object; `list`'s a search text.
@@ -271,6 +271,22 @@ struct RequestParser {
     private mutating func string(_ field: @autoclosure () -> String) throws(Failure) -> String? {
         try typed(field(), "a string", startingWith: "\"") { parser throws(Failure) in
             try parser.stringLiteral()
+        }
+    }
+
+    /// The `op` string: the name's own constant (`Operation.rawValue`) when it is one the
+    /// protocol knows, spelled plainly, rather than a string made from the bytes.
+    private mutating func operationName() throws(Failure) -> String? {
+        try typed("op", "a string", startingWith: "\"") { parser throws(Failure) in
+            let start = parser.index + 1
+            let end = Self.endOfPlainText(parser.bytes, from: start)
+            if end < parser.bytes.count, parser.bytes[end] == UInt8(ascii: "\""),
+                let known = Operation(utf8: UnsafeBufferPointer(rebasing: parser.bytes[start..<end]))
+            {
+                parser.index = end + 1
+                return known.rawValue
+            }
+            return try parser.stringLiteral()
         }
     }
 

@@ -73,6 +73,21 @@ public enum Operation: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The operation whose name is the UTF-8 `bytes`, compared with each name of their length.
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return nil }
+        for (name, operation) in Self.names where name.count == bytes.count {
+            if name.withUnsafeBufferPointer({ name in name.baseAddress.map { memcmp($0, base, bytes.count) } }) == 0 {
+                self = operation
+                return
+            }
+        }
+        return nil
+    }
+
+    /// Each operation's name in UTF-8, the commonest first.
+    private static let names = allCases.map { (name: Array($0.rawValue.utf8), operation: $0) }
+
     /// Whether the operation changes state (and so goes through a store transaction).
     public var isWrite: Bool {
         switch self {

@@ -134,6 +134,14 @@ public struct Socket: ~Copyable {
         return true
     }
 
+    /// Sends `first` then `second` as one two-frame message, atomically, as the array form of
+    /// `send(multipart:dontWait:)` sends its frames: with no array made for two frames.
+    @discardableResult
+    public func send(multipart first: [UInt8], _ second: [UInt8], dontWait: Bool = false) throws(ZeroMQError) -> Bool {
+        guard try send(first, more: true, dontWait: dontWait) else { return false }
+        return try send(second, more: false, dontWait: false)
+    }
+
     // MARK: Receiving
 
     /// Receives into the scratch message; `false` if non-blocking and nothing is waiting.

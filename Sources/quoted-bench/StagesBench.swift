@@ -102,7 +102,7 @@ struct StagesBench: ParsableCommand {
                 )
             }
             replyBytes += output.replies.reduce(0) { $0 + ($1.last?.count ?? 0) }
-            eventBytes += output.events.reduce(0) { $0 + ($1.message.last?.count ?? 0) }
+            eventBytes += output.events.reduce(0) { $0 + $1.body.count }
         }
         let count = rounds * size
         print(
@@ -156,11 +156,11 @@ struct Stages {
     let committer: BatchCommitter<RequestTicket>
     let encoder: ReplyEncoder
 
-    /// The replies and events (each `[topic, body]` by its `seq`) of the messages `batch`,
+    /// The replies and events (each its topic and body, by its `seq`) of the messages `batch`,
     /// each its frames, as the daemon sends them.
     func handle(
         _ batch: consuming [[[UInt8]]]
-    ) async -> (replies: [[[UInt8]]], events: [(seq: Int64, message: [[UInt8]])]) {
+    ) async -> (replies: [[[UInt8]]], events: [PublishedEvent]) {
         var received = committer.newBatch()
         // Each message handed over, as the I/O thread hands over what it received.
         for index in batch.indices {

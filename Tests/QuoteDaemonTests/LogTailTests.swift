@@ -5,6 +5,7 @@ import QuoteCore
 import QuoteRules
 import QuoteStore
 import QuoteStoreSQLite
+import QuoteWire
 import Testing
 
 @testable import QuoteDaemon
@@ -58,7 +59,7 @@ struct LogTailTests {
     private func runningTail(after lastSeq: Int64) throws -> (tail: LogTail, running: Task<Void, Never>) {
         let tail = try LogTail(
             store: store, after: lastSeq, pollInterval: .seconds(3_600), logger: Logger(label: "test")
-        ) { events in events.map { ($0.seq, [Array($0.type.utf8)]) } }
+        ) { events in events.map { PublishedEvent(seq: $0.seq, topic: Array($0.type.utf8), body: []) } }
         let running = Task { await tail.run() }
         tail.wake()
         return (tail, running)
@@ -129,8 +130,9 @@ struct LogTailTests {
         var skipped: Int64 = 0
         for delivery in try await Self.deliveries(of: tail, through: last) {
             let read = order.addRead(
-                after: delivery.after, delivery.events.map { ($0.seq, [Array(String($0.seq).utf8)]) })
-            published += read.ready.map { Int64(String(decoding: $0[0], as: UTF8.self)) ?? -1 }
+                after: delivery.after,
+                delivery.events.map { PublishedEvent(seq: $0.seq, topic: Array(String($0.seq).utf8), body: []) })
+            published += read.ready.map { Int64(String(decoding: $0.topic, as: UTF8.self)) ?? -1 }
             skipped += read.skipped
         }
         return (published, skipped, order.isWaiting)
@@ -141,7 +143,7 @@ struct LogTailTests {
         let pages = Int(LogTail.readAhead) / LogTail.pageSize
         try await submit(Int(LogTail.readAhead))  // twice the read-ahead in events
         let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in events.map { ($0.seq, []) }
+            events in events.map { PublishedEvent(seq: $0.seq, topic: [], body: []) }
         }
         let running = Task { await tail.run() }
         defer { running.cancel() }
@@ -171,7 +173,8 @@ struct LogTailTests {
         // Each event encoded larger than the byte read-ahead allows a page's worth of.
         let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
         let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in events.map { ($0.seq, [[UInt8](repeating: 0, count: eventBytes)]) }
+            events in
+            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
         }
         let running = Task { await tail.run() }
         defer { running.cancel() }

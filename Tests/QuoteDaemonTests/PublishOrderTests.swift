@@ -1,15 +1,16 @@
+import QuoteWire
 import Testing
 
 @testable import QuoteDaemon
 
 @Suite("The publishing order of a daemon's events")
 struct PublishOrderTests {
-    private static func events(_ seqs: ClosedRange<Int64>) -> [(seq: Int64, message: [[UInt8]])] {
-        seqs.map { ($0, [Array("e\($0)".utf8)]) }
+    private static func events(_ seqs: ClosedRange<Int64>) -> [PublishedEvent] {
+        seqs.map { PublishedEvent(seq: $0, topic: Array("e\($0)".utf8), body: []) }
     }
 
-    private static func seqs(_ messages: [[[UInt8]]]) -> [String] {
-        messages.map { String(decoding: $0[0], as: UTF8.self) }
+    private static func seqs(_ events: [PublishedEvent]) -> [String] {
+        events.map { String(decoding: $0.topic, as: UTF8.self) }
     }
 
     @Test("a daemon alone on its store publishes its commits as they come")

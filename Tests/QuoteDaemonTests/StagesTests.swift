@@ -277,7 +277,7 @@ struct StagesTests {
         let reply = try codec.decode(WireReply.self, from: try #require(encoded.replies.first?.last))
         #expect(reply.ok == true && reply.quote?.state == "ready")
         #expect(events.map(\.seq) == [1, 2])
-        #expect(events.map { String(decoding: $0.message[0], as: UTF8.self) } == ["quote.submitted", "quote.ready"])
+        #expect(events.map { String(decoding: $0.topic, as: UTF8.self) } == ["quote.submitted", "quote.ready"])
         #expect(try await store.lastSequence() == 2)
     }
 

@@ -50,7 +50,7 @@ struct ReplyScannerTests {
         let quote = try quote
         let event = StoredEvent(seq: 3, at: Date(), kind: .quote(from: nil, quote: quote), by: nil)
         let logged = ReplyEncoder(maxReplyBytes: 1 << 20).encodeLogged([event], currency: .usd)
-        let scanner = ReplyScanner(bytes: try #require(logged.first?.message.last))
+        let scanner = ReplyScanner(bytes: try #require(logged.first?.body))
         #expect(scanner.eventQuoteID == 42)
     }
 

@@ -10,6 +10,29 @@ struct RequestKeyTests {
         return request.presence
     }
 
+    @Test(
+        "each operation's name, plain or escaped, reads as that operation; a near name as the text it is",
+        arguments: Operation.allCases)
+    func eachOperationName(operation: Operation) throws {
+        let name = operation.rawValue
+        let first = try #require(name.unicodeScalars.first)
+        let escaped = "\\u00" + String(first.value, radix: 16) + name.dropFirst()
+        for spelled in [name, escaped] {
+            guard case .success(let request) = RequestParser.parse(Array("{\"op\":\"\(spelled)\"}".utf8)) else {
+                Issue.record("\(spelled) did not parse")
+                continue
+            }
+            #expect(request.op == name && request.op.flatMap(Operation.init(rawValue:)) == operation)
+        }
+        for near in [name + "s", String(name.dropLast()), name.uppercased(), " " + name] {
+            guard case .success(let request) = RequestParser.parse(Array("{\"op\":\"\(near)\"}".utf8)) else {
+                Issue.record("\(near) did not parse")
+                continue
+            }
+            #expect(request.op == near && Operation(rawValue: near) == nil)
+        }
+    }
+
     @Test("every name fits in the two words a key is compared by")
     func namesFitTheWords() {
         #expect(WireRequest.Fields.names.allSatisfy { $0.name.utf8CodeUnitCount <= 16 })

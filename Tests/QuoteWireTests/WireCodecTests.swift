@@ -200,7 +200,7 @@ struct WireCodecTests {
         let logged = ReplyEncoder(maxReplyBytes: 1 << 20).encodeLogged(events, currency: .usd)
         #expect(logged.count == events.count)
         // What each kind carries, said here apart from the code that writes it.
-        let carried = try logged.map { try codec.decode(WireEvent.self, from: try #require($0.message.last)) }
+        let carried = try logged.map { try codec.decode(WireEvent.self, from: $0.body) }
         let reassigned = carried[4]
         #expect(reassigned.type == "quote.reassigned" && reassigned.from == steve.name && reassigned.to == joe.name)
         #expect(reassigned.mechanic?.name == joe.name && reassigned.quoteId == booked.id.rawValue)
@@ -210,11 +210,11 @@ struct WireCodecTests {
         #expect(updated.type == "mechanic.updated" && updated.from == "junior" && updated.to == joe.skill.name)
         #expect(carried[20].type == "catalog.applied" && carried[20].catalogVersion == 7 && carried[20].mechanic == nil)
         #expect(carried[0].from == nil && carried[2].from == "booked" && carried[3].by == "support-1")
-        for (event, (seq, message)) in zip(events, logged) {
+        for (event, published) in zip(events, logged) {
             let expected = WireEvent(event, currency: .usd)
-            #expect(seq == event.seq)
-            #expect(message.first == Array(event.type.utf8))
-            let body = try #require(message.last)
+            #expect(published.seq == event.seq)
+            #expect(published.topic == Array(event.type.utf8))
+            let body = published.body
             #expect(try codec.decode(WireEvent.self, from: body) == expected, "\(event.type)")
             let written = try JSONSerialization.jsonObject(with: Data(body)) as? NSDictionary
             let asWire = try JSONSerialization.jsonObject(with: Data(codec.encode(expected))) as? NSDictionary
