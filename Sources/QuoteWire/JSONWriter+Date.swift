@@ -6,6 +6,13 @@ extension JSONWriter {
     /// exactly as `WireCodec.timeFormat` does, by arithmetic: the format style took longer
     /// than the rest of a quote's JSON together.
     mutating func date(_ value: Date) {
+        // The same moment as one written lately, to the bit: its text, with no arithmetic.
+        let bits = value.timeIntervalSinceReferenceDate.bitPattern
+        if let text = dates?.text(bits: bits) {
+            separator()
+            output.append(text)
+            return
+        }
         // Whole milliseconds, truncated as the format style truncates.
         let interval = value.timeIntervalSince1970
         guard interval.isFinite, abs(interval) < 200_000_000_000 else {
@@ -13,7 +20,7 @@ extension JSONWriter {
             return
         }
         let milliseconds = Int64((interval * 1_000).rounded(.down))
-        if let text = dates?.text(milliseconds) {
+        if let text = dates?.text(milliseconds, bits: bits) {
             separator()
             output.append(text)
             return
@@ -26,7 +33,7 @@ extension JSONWriter {
         }
         separator()
         let start = output.count
-        defer { dates?.remember(milliseconds, output.bytes(from: start)) }
+        defer { dates?.remember(milliseconds, bits: bits, output.bytes(from: start)) }
         output.append(UInt8(ascii: "\""))
         output.appendFixed(UInt64(year), width: 4)
         output.append(UInt8(ascii: "-"))
