@@ -148,14 +148,8 @@ struct NameIndex: Sendable {
     /// ASCII capitals lowered, all at once; `nil` when one is not ASCII.
     private static func foldedWord(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64? {
         let word = Self.word(bytes, at: offset)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits = ones &* 0x80
-        guard word & highBits == 0 else { return nil }
-        // Every byte is below 0x80, so no sum carries into the next: its high bit is set
-        // from `A` (0x41) on, and from past `Z` (0x5B) on.
-        let fromA = word &+ ones &* (0x80 - 0x41)
-        let pastZ = word &+ ones &* (0x80 - 0x5B)
-        return word | ((fromA & ~pastZ & highBits) >> 2)
+        guard word & ASCIILowering.highs == 0 else { return nil }
+        return ASCIILowering.lowered(word)
     }
 
     /// The eight bytes of `bytes` from `offset` as a little-endian word, zero past the end.
@@ -170,7 +164,7 @@ struct NameIndex: Sendable {
     }
 
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        ASCIILowering.isASCII(bytes)
+        ASCIILowering.scan(bytes).ascii
     }
 
     /// `byte`, lowered if it is an ASCII capital.

@@ -23,7 +23,8 @@ extension String {
 /// in whole words, the last one overlapping the one before; a shorter one byte by byte.
 enum ASCIILowering {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
-    private static let highs: UInt64 = 0x8080_8080_8080_8080
+    /// The high bit of every byte of a word: set in a byte that is not ASCII.
+    static let highs: UInt64 = 0x8080_8080_8080_8080
 
     /// Whether `bytes` are all ASCII, and whether any is a capital letter (`A` to `Z`).
     @inline(__always)
@@ -55,30 +56,19 @@ enum ASCIILowering {
         return (beyond & highs == 0, capitals != 0)
     }
 
-    /// Whether every byte of `bytes` is ASCII.
-    @inline(__always)
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let count = bytes.count
-        guard count >= 8 else { return bytes.allSatisfy { $0 < 0x80 } }
-        let raw = UnsafeRawPointer(base)
-        var beyond: UInt64 = 0
-        var offset = 0
-        while true {
-            let start = min(offset, count &- 8)
-            beyond |= raw.loadUnaligned(fromByteOffset: start, as: UInt64.self)
-            offset = start &+ 8
-            if offset >= count { break }
-        }
-        return beyond & highs == 0
-    }
-
     /// The high bit of each byte of `word` that is a capital letter, exact when every byte is
     /// ASCII: adding `0x80 - 0x41` sets the high bit from `A` up, adding `0x80 - 0x5B` from
     /// past `Z` up, and neither carries out of a byte below 0x80.
     @inline(__always)
     private static func capitalBits(_ word: UInt64) -> UInt64 {
         (word &+ ones &* (0x80 - 0x41)) & ~(word &+ ones &* (0x80 - 0x5B)) & highs
+    }
+
+    /// `word`, all ASCII, with each capital letter lowered: a capital's high bit, moved down
+    /// to 0x20, is the bit that lowers it.
+    @inline(__always)
+    static func lowered(_ word: UInt64) -> UInt64 {
+        word | (capitalBits(word) &>> 2)
     }
 
     /// Writes `bytes`, all ASCII, into `target` (as many bytes), each capital letter lowered.
@@ -99,9 +89,7 @@ enum ASCIILowering {
         while true {
             let start = min(offset, count &- 8)
             let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
-            // A capital's high bit, moved down to 0x20: the bit that lowers it.
-            let lowered = word | (capitalBits(word) &>> 2)
-            out.storeBytes(of: lowered.littleEndian, toByteOffset: start, as: UInt64.self)
+            out.storeBytes(of: lowered(word).littleEndian, toByteOffset: start, as: UInt64.self)
             offset = start &+ 8
             if offset >= count { break }
         }
