@@ -395,7 +395,12 @@ public struct Rulebook: Sendable {
         if let named {
             // An unable mechanic is refused before their busy flag is touched.
             _ = try quote.booked(with: named, at: transaction.now)
-            guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
+            var claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
+            // About to wait: a transaction freeing them may have committed meanwhile.
+            if !claimed, wait, try await transaction.lockWaitList() {
+                claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
+            }
+            guard claimed else {
                 // Off duty, they may not be back today: no line to wait in for them.
                 try await Self.checkOnDuty(named, in: transaction)
                 guard wait else { throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote") }
@@ -407,7 +412,11 @@ public struct Rulebook: Sendable {
         {
             mechanic = preferred
         } else {
-            guard let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) else {
+            var picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
+            if picked == nil, wait, try await transaction.lockWaitList() {
+                picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
+            }
+            guard let picked else {
                 guard wait else {
                     throw QuoteError(
                         .noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
@@ -461,6 +470,8 @@ public struct Rulebook: Sendable {
     /// they cannot be claimed (no longer active).
     func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
         let transaction = steps.transaction
+        // A transaction putting a quote in line may not have committed yet: wait for it.
+        _ = try await transaction.lockWaitList()
         guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
             try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
         else { return [] }

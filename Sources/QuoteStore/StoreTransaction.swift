@@ -69,6 +69,16 @@ public protocol StoreTransaction: AnyObject {
     /// there is none.
     func oldestWaiting(servableBy mechanic: Mechanic) async throws(StoreError) -> Quote?
 
+    /// Takes the wait-list's lock, held until the transaction ends, before a decision about
+    /// the line: putting a quote in it, or looking in it for a mechanic just freed. Where
+    /// transactions run at once (several daemons on one database), one may free a mechanic
+    /// while another, which cannot see that yet, puts a quote in line: each misses the
+    /// other, and the quote waits while the mechanic is free. Under the lock the later of the
+    /// two waits for the earlier's commit, and then sees it. Returns whether the lock was
+    /// taken just now, so that what the transaction read before may be stale (where a free
+    /// mechanic was looked for, look again); `false` where transactions run one at a time.
+    func lockWaitList() async throws(StoreError) -> Bool
+
     /// The quotes waiting for `mechanic` by name, in line order, as committed or changed
     /// earlier in this transaction (read each with ``quote(_:)``: one may have stopped
     /// waiting since).
@@ -151,4 +161,7 @@ extension StoreTransaction {
 
     /// Nothing: a store whose look-ups are cheap reads each key when asked.
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
+
+    /// No lock: the store's transactions run one at a time.
+    public func lockWaitList() async throws(StoreError) -> Bool { false }
 }

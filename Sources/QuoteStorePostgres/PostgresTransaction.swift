@@ -49,6 +49,8 @@ final class PostgresTransaction: StoreTransaction {
     private var prefetched: [String: Quote?] = [:]
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
+    /// Whether this transaction holds the wait-list's lock (``lockWaitList()``).
+    private var holdsWaitList = false
 
     /// Quotes written or changed and events appended, not written yet. A quote is found here
     /// by id or idempotency key.
@@ -347,6 +349,17 @@ final class PostgresTransaction: StoreTransaction {
         }
         return pending.quotes.filter(servable).min { ($0.waitSeq ?? 0) < ($1.waitSeq ?? 0) }?.quote
     }
+
+    /// An advisory lock of the transaction (kept by a rollback to a savepoint), taken once.
+    func lockWaitList() async throws(StoreError) -> Bool {
+        guard !holdsWaitList else { return false }
+        _ = try await query("SELECT pg_advisory_xact_lock(\(Self.waitListLock))")
+        holdsWaitList = true
+        return true
+    }
+
+    /// The wait-list's advisory lock key, beside the migrations' and the catalog's.
+    static let waitListLock: Int64 = 7_305_173_023
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
         let changed = pending.changedIDs

@@ -1,0 +1,158 @@
+import Foundation
+import QuoteCore
+import QuoteRules
+import QuoteStore
+import Synchronization
+import TestSupport
+import Testing
+
+/// The wait-list where two daemons' transactions cross on one PostgreSQL database: one frees
+/// a mechanic while the other, which cannot see that yet, would put a quote in line. Whichever
+/// commits first, the quote ends booked, never waiting beside a free mechanic.
+@Suite("The wait-list across daemons")
+struct WaitListRaceTests {
+    @Test(
+        "a quote that would wait while another daemon's open transaction frees its mechanic is booked once that commits"
+    )
+    func bookingWaitsForTheRelease() async throws {
+        let race = try await Race()
+        // The first daemon completes the booked quote, freeing Junior 1, and holds its
+        // transaction open.
+        let release = try await race.holdOpen([.complete(race.booked)], on: race.contract.store)
+        // The second cannot see Junior 1 free yet.
+        let booking = race.apply(.book(race.ready, mechanic: nil, wait: true), on: race.other)
+        try await race.waitUntilBlockedOrDone(booking)
+        #expect(try await release.commit()[0].get().events.map(\.type) == ["quote.completed", "mechanic.free"])
+        let booked = try await booking.value.get()
+        #expect(try booked.changedQuote.status == .booked && booked.changedQuote.mechanic?.name == "Junior 1")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
+    @Test(
+        "a mechanic freed while another daemon's open transaction puts a quote in line serves that quote once it commits"
+    )
+    func releaseWaitsForTheLine() async throws {
+        let race = try await Race()
+        // The first daemon puts the ready quote in line (Junior 1 is busy) and holds its
+        // transaction open.
+        let line = try await race.holdOpen(
+            [.book(race.ready, mechanic: nil, wait: true)], on: race.contract.store)
+        // The second frees Junior 1, and cannot see the quote in line yet.
+        let completion = race.apply(.complete(race.booked), on: race.other)
+        try await race.waitUntilBlockedOrDone(completion)
+        #expect(try await line.commit()[0].get().changedQuote.status == .waiting)
+        let completed = try await completion.value.get()
+        #expect(completed.events.map(\.type) == ["quote.completed", "mechanic.free", "quote.booked", "mechanic.busy"])
+        #expect(try await race.contract.store.quote(race.ready)?.quote.mechanic?.name == "Junior 1")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
+    @Test("a quote that names a mechanic another daemon is freeing is booked with them, not left waiting")
+    func namedBookingWaitsForTheRelease() async throws {
+        let race = try await Race()
+        let release = try await race.holdOpen([.complete(race.booked)], on: race.contract.store)
+        let junior = try #require(race.contract.catalog.mechanic(named: "Junior 1"))
+        let booking = race.apply(.book(race.ready, mechanic: junior, wait: true), on: race.other)
+        try await race.waitUntilBlockedOrDone(booking)
+        _ = try await release.commit()[0].get()
+        let booked = try await booking.value.get()
+        #expect(try booked.changedQuote.status == .booked && booked.changedQuote.mechanic?.name == "Junior 1")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+}
+
+/// One mechanic, Junior 1, holding one quote (`booked`); a second quote `ready` to book; two
+/// handles on one PostgreSQL database, as two daemons have.
+private struct Race {
+    let contract: Contract
+    let other: any QuoteStore
+    let booked: QuoteID
+    let ready: QuoteID
+    let database: String
+
+    init() async throws {
+        contract = try await Contract(.postgres, catalog: try StoreContractTests.catalog(juniors: 1))
+        booked = try await contract.submitAndWait().changedQuote.id
+        ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+            .changedQuote.id
+        other = try await contract.another()
+        let url = try #require((contract.database as? PostgresDatabase)?.url)
+        database = try #require(url.split(separator: "/").last.map(String.init))
+    }
+
+    /// A transaction of `store` that has applied `commands` and stays open until
+    /// ``OpenTransaction/commit()``.
+    func holdOpen(_ commands: [CheckedCommand], on store: any QuoteStore) async throws -> OpenTransaction {
+        let (applied, appliedSignal) = AsyncStream<Void>.makeStream()
+        let (gate, gateSignal) = AsyncStream<Void>.makeStream()
+        let rules = contract.rules
+        let catalog = contract.catalog
+        let requests = commands.map { CheckedRequest($0, by: .anonymous) }
+        let task = Task {
+            try await store.write { transaction throws(StoreError) in
+                let results = try await rules.applyBatch(requests: requests, catalog: catalog, in: transaction).results
+                appliedSignal.yield()
+                for await _ in gate { break }
+                return results
+            }.value
+        }
+        var signals = applied.makeAsyncIterator()
+        // Applied, or failed: a failure shows at `commit()`.
+        _ = await signals.next()
+        return OpenTransaction(task: task, gate: gateSignal)
+    }
+
+    /// Applies `command` on `store` in a task of its own.
+    func apply(
+        _ command: CheckedCommand, on store: any QuoteStore
+    ) -> Task<Result<CommandOutcome, QuoteError>, any Error> {
+        let rules = contract.rules
+        let catalog = contract.catalog
+        return Task {
+            let results = try await rules.apply([command], catalog: catalog, to: store)
+            return try #require(results.first)
+        }
+    }
+
+    /// Returns once `task` has ended or one of the database's sessions waits for a lock.
+    func waitUntilBlockedOrDone<T>(_ task: Task<T, any Error>) async throws {
+        let done = Atomic<Bool>(false)
+        let watcher = Task {
+            _ = try? await task.value
+            done.store(true, ordering: .relaxed)
+        }
+        defer { watcher.cancel() }
+        let cluster = try PostgresCluster.start()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !done.load(ordering: .relaxed),
+            try cluster.sql(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                database: database) == "0"
+        {
+            try #require(ContinuousClock.now < deadline, "the second transaction neither ended nor waited for a lock")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// No quote waits while a mechanic able to serve it is free; the store holds together.
+    func expectNoOneWaitsBesideAFreeMechanic() async throws {
+        let waiting = try await contract.store.waitingQuotes(limit: 10)
+        let free = try await contract.store.mechanics().filter { $0.isFree && $0.onDuty }
+        #expect(
+            waiting.isEmpty || free.isEmpty, "\(waiting.map(\.id)) wait while \(free.map(\.mechanic.name)) are free")
+        #expect(try await contract.store.integrityViolations().isEmpty)
+    }
+}
+
+/// A transaction held open by ``Race/holdOpen(_:on:)``.
+private struct OpenTransaction {
+    let task: Task<[Result<CommandOutcome, QuoteError>], any Error>
+    let gate: AsyncStream<Void>.Continuation
+
+    /// Lets the transaction commit; returns what its commands did.
+    func commit() async throws -> [Result<CommandOutcome, QuoteError>] {
+        gate.yield()
+        gate.finish()
+        return try await task.value
+    }
+}
