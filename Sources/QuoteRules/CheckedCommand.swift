@@ -49,6 +49,19 @@ extension CheckedCommand {
         default: false
         }
     }
+
+    /// Whether the command may put a quote in the wait-list: a booking that may wait, a
+    /// reassignment to whoever is free (to the front of the line when no one is), or a command
+    /// checked again in the transaction.
+    public var mayPutInLine: Bool {
+        switch self {
+        case .submit(_, _, let book, let wait): book && wait
+        case .book(_, _, let wait): wait
+        case .reassign(_, let mechanic): mechanic == nil
+        case .recheck: true
+        default: false
+        }
+    }
 }
 
 /// A submission turned into a valid request and the stage it is priced to.

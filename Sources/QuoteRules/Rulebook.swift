@@ -240,8 +240,9 @@ public struct Rulebook: Sendable {
             return nil
         }
         if !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
+        let mayPutInLine = requests.contains { $0.command.mayPutInLine }
         for request in requests {
-            let steps = Steps(transaction: transaction, actor: request.actor)
+            let steps = Steps(transaction: transaction, actor: request.actor, mayPutInLine: mayPutInLine)
             results.append(
                 try await Self.refusable { try await self.execute(request.command, catalog: catalog, with: steps) })
         }
@@ -397,7 +398,7 @@ public struct Rulebook: Sendable {
             _ = try quote.booked(with: named, at: transaction.now)
             var claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
             // About to wait: a transaction freeing them may have committed meanwhile.
-            if !claimed, wait, try await transaction.lockWaitList() {
+            if !claimed, wait, try await transaction.lockWaitList(mayPutInLine: true) {
                 claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
             }
             guard claimed else {
@@ -413,7 +414,7 @@ public struct Rulebook: Sendable {
             mechanic = preferred
         } else {
             var picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
-            if picked == nil, wait, try await transaction.lockWaitList() {
+            if picked == nil, wait, try await transaction.lockWaitList(mayPutInLine: true) {
                 picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
             }
             guard let picked else {
@@ -471,7 +472,7 @@ public struct Rulebook: Sendable {
     func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
         let transaction = steps.transaction
         // A transaction putting a quote in line may not have committed yet: wait for it.
-        _ = try await transaction.lockWaitList()
+        _ = try await transaction.lockWaitList(mayPutInLine: steps.mayPutInLine)
         guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
             try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
         else { return [] }
@@ -530,6 +531,13 @@ public struct Rulebook: Sendable {
         {
             claimed = picked
             moved = try quote.reassigned(to: picked, at: now)
+        } else if try await transaction.lockWaitList(mayPutInLine: true),
+            let picked = try await transaction.claimFirstFree(
+                minimumSkill: required, for: quote.id, excluding: previous.id)
+        {
+            // About to go in line: a transaction freeing someone may have committed meanwhile.
+            claimed = picked
+            moved = try quote.reassigned(to: picked, at: now)
         } else if try await transaction.claim(previous.id, minimumSkill: required, for: quote.id) {
             // No one else is free, and its own mechanic, on duty, would take it straight back.
             throw QuoteError(.noMechanicAvailable, "no other free mechanic has the \(required) skill this quote needs")
@@ -581,6 +589,8 @@ public struct Rulebook: Sendable {
     struct Steps {
         let transaction: any StoreTransaction
         let actor: Actor
+        /// Whether the batch may put quotes in line (`StoreTransaction.lockWaitList(mayPutInLine:)`).
+        let mayPutInLine: Bool
 
         /// The quote `id`, if it exists for the actor.
         func load(_ id: QuoteID) async throws -> Quote {

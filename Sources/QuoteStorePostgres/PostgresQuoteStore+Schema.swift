@@ -159,6 +159,12 @@ extension PostgresQuoteStore {
             // a gap in the log.
             "v8: a new quote's first two events in one row", []
         ),
+        (
+            // No rows: its lock, whose modes let the transactions that only serve the
+            // wait-list run together, and one that may put quotes in it run alone
+            // (`PostgresTransaction.lockWaitList(mayPutInLine:)`).
+            "v9: the wait-list's lock", ["CREATE TABLE wait_list_lock ()"]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of

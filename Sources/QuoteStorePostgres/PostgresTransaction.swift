@@ -49,8 +49,16 @@ final class PostgresTransaction: StoreTransaction {
     private var prefetched: [String: Quote?] = [:]
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
-    /// Whether this transaction holds the wait-list's lock (``lockWaitList()``).
-    private var holdsWaitList = false
+    /// How this transaction holds the wait-list's lock (``lockWaitList(mayPutInLine:)``), if it does.
+    private var waitListLock: WaitListLock?
+
+    /// The wait-list's lock is a table's (`wait_list_lock`, which holds no rows), for its
+    /// modes: `SHARE` is shared by transactions that only serve the line and conflicts with
+    /// `SHARE ROW EXCLUSIVE`, which one that may also put quotes in line holds alone.
+    private enum WaitListLock: Comparable {
+        case serving
+        case queueing
+    }
 
     /// Quotes written or changed and events appended, not written yet. A quote is found here
     /// by id or idempotency key.
@@ -98,7 +106,11 @@ final class PostgresTransaction: StoreTransaction {
         var quotes: Int
         var events: Int
         var undo: Int
-        /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes.
+        /// How the wait-list's lock was held: a rollback to the savepoint releases a lock
+        /// taken since.
+        var waitListLock: WaitListLock?
+        /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes
+        /// or locks.
         var opened = false
     }
 
@@ -350,16 +362,21 @@ final class PostgresTransaction: StoreTransaction {
         return pending.quotes.filter(servable).min { ($0.waitSeq ?? 0) < ($1.waitSeq ?? 0) }?.quote
     }
 
-    /// An advisory lock of the transaction (kept by a rollback to a savepoint), taken once.
-    func lockWaitList() async throws(StoreError) -> Bool {
-        guard !holdsWaitList else { return false }
-        _ = try await query("SELECT pg_advisory_xact_lock(\(Self.waitListLock))")
-        holdsWaitList = true
+    /// A table lock, held to the end of the transaction, or until a rollback to a savepoint
+    /// opened before it.
+    func lockWaitList(mayPutInLine: Bool) async throws(StoreError) -> Bool {
+        let wanted: WaitListLock = mayPutInLine ? .queueing : .serving
+        if let held = waitListLock, held >= wanted { return false }
+        // The savepoints first, so that a rollback to one releases exactly the locks it should.
+        try await willWrite()
+        if wanted == .queueing {
+            _ = try await query("LOCK TABLE wait_list_lock IN SHARE ROW EXCLUSIVE MODE")
+        } else {
+            _ = try await query("LOCK TABLE wait_list_lock IN SHARE MODE")
+        }
+        waitListLock = wanted
         return true
     }
-
-    /// The wait-list's advisory lock key, beside the migrations' and the catalog's.
-    static let waitListLock: Int64 = 7_305_173_023
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
         let changed = pending.changedIDs
@@ -506,7 +523,7 @@ final class PostgresTransaction: StoreTransaction {
         savepoints.append(
             Savepoint(
                 lastSeq: lastSeq, takenIDs: takenIDs.count, quotes: pending.quotes.count,
-                events: pending.events.count, undo: undo.count))
+                events: pending.events.count, undo: undo.count, waitListLock: waitListLock))
     }
 
     func rollbackToSavepoint() async throws(StoreError) {
@@ -519,6 +536,7 @@ final class PostgresTransaction: StoreTransaction {
         quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
         takenIDs.removeSubrange(saved.takenIDs...)
         lastSeq = saved.lastSeq
+        waitListLock = saved.waitListLock
         // Rows, events and the log only grow between a savepoint and its rollback (an inner
         // rollback cuts back no further than the inner savepoint's counts), and every logged
         // row is below the count of the savepoint it was logged under.

@@ -47,6 +47,39 @@ struct WaitListRaceTests {
         try await race.expectNoOneWaitsBesideAFreeMechanic()
     }
 
+    @Test("two daemons freeing mechanics at once do not wait for each other's wait-list lock")
+    func releasesShareTheLock() async throws {
+        let race = try await Race(juniors: 2)
+        let second = try await race.contract.submitAndWait().changedQuote.id
+        let release = try await race.holdOpen([.complete(race.booked)], on: race.contract.store)
+        let completion = race.apply(.complete(second), on: race.other)
+        try await race.waitUntilBlockedOrDone(completion)
+        let done = try await race.ended(completion)
+        #expect(done, "the second completion waited for the first's transaction")
+        _ = try await release.commit()[0].get()
+        _ = try await completion.value.get()
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
+    @Test(
+        "a quote reassigned while another daemon's open transaction frees a mechanic goes to that mechanic, not to the line"
+    )
+    func reassignmentWaitsForTheRelease() async throws {
+        let race = try await Race(juniors: 2)
+        // Junior 2 holds a second quote, which the first daemon completes, holding its
+        // transaction open; the second daemon then moves the first quote off Junior 1, who
+        // goes off duty.
+        let second = try await race.contract.submitAndWait().changedQuote.id
+        _ = try await race.contract.must(.setDuty(mechanic: "Junior 1", onDuty: false))
+        let release = try await race.holdOpen([.complete(second)], on: race.contract.store)
+        let reassignment = race.apply(.reassign(race.booked, mechanic: nil), on: race.other)
+        try await race.waitUntilBlockedOrDone(reassignment)
+        _ = try await release.commit()[0].get()
+        let moved = try await reassignment.value.get()
+        #expect(try moved.changedQuote.status == .booked && moved.changedQuote.mechanic?.name == "Junior 2")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
     @Test("a quote that names a mechanic another daemon is freeing is booked with them, not left waiting")
     func namedBookingWaitsForTheRelease() async throws {
         let race = try await Race()
@@ -70,8 +103,9 @@ private struct Race {
     let ready: QuoteID
     let database: String
 
-    init() async throws {
-        contract = try await Contract(.postgres, catalog: try StoreContractTests.catalog(juniors: 1))
+    /// With `juniors` mechanics; the first quote is booked with Junior 1.
+    init(juniors: Int = 1) async throws {
+        contract = try await Contract(.postgres, catalog: try StoreContractTests.catalog(juniors: juniors))
         booked = try await contract.submitAndWait().changedQuote.id
         ready = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
             .changedQuote.id
@@ -122,16 +156,24 @@ private struct Race {
             done.store(true, ordering: .relaxed)
         }
         defer { watcher.cancel() }
-        let cluster = try PostgresCluster.start()
         let deadline = ContinuousClock.now + .seconds(30)
-        while !done.load(ordering: .relaxed),
-            try cluster.sql(
-                "SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-                database: database) == "0"
-        {
+        while !done.load(ordering: .relaxed), try !sessionWaitsForALock() {
             try #require(ContinuousClock.now < deadline, "the second transaction neither ended nor waited for a lock")
             try await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    /// Whether `task` has ended, and so waits for no lock: asked once it has ended or waits.
+    func ended<T>(_ task: Task<T, any Error>) async throws -> Bool {
+        if try sessionWaitsForALock() { return false }
+        _ = try? await task.value
+        return true
+    }
+
+    private func sessionWaitsForALock() throws -> Bool {
+        try PostgresCluster.start().sql(
+            "SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            database: database) != "0"
     }
 
     /// No quote waits while a mechanic able to serve it is free; the store holds together.
