@@ -80,6 +80,38 @@ struct WaitListRaceTests {
         try await race.expectNoOneWaitsBesideAFreeMechanic()
     }
 
+    @Test(
+        "a transaction whose booking was refused for a full line, undoing its lock, takes the lock again to free a mechanic"
+    )
+    func lockUndoneWithARefusalIsTakenAgain() async throws {
+        let race = try await Race(juniors: 2)
+        // Junior 2 holds a second quote; a third waits for Junior 2 alone, filling a line of one.
+        _ = try await race.contract.submitAndWait()
+        let third = try await race.contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+        let junior2 = try #require(race.contract.catalog.mechanic(named: "Junior 2"))
+        let rules = Rulebook()
+        #expect(
+            try await rules.apply(
+                [.book(third.changedQuote.id, mechanic: junior2, wait: true)], catalog: race.contract.catalog,
+                to: race.contract.store)[0].get().changedQuote.status == .waiting)
+        // The first daemon's submission may not wait in the full line (its lock goes with its
+        // savepoint); then it frees Junior 1, whom no one in line can take, and stays open.
+        let submission = try Rulebook().check(
+            .submit(Contract.submission(), idempotencyKey: nil, book: true, wait: true), in: race.contract.catalog,
+            at: race.contract.clock.now
+        ).get()
+        let release = try await race.holdOpen(
+            [submission, .complete(race.booked)], on: race.contract.store, rules: Rulebook(maximumWaiting: 1))
+        let booking = race.apply(.book(race.ready, mechanic: nil, wait: true), on: race.other)
+        try await race.waitUntilBlockedOrDone(booking)
+        let results = try await release.commit()
+        #expect(try results[0].get().changedQuote.status == .ready)
+        _ = try results[1].get()
+        let booked = try await booking.value.get()
+        #expect(try booked.changedQuote.status == .booked && booked.changedQuote.mechanic?.name == "Junior 1")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
     @Test("a quote that names a mechanic another daemon is freeing is booked with them, not left waiting")
     func namedBookingWaitsForTheRelease() async throws {
         let race = try await Race()
@@ -114,12 +146,13 @@ private struct Race {
         database = try #require(url.split(separator: "/").last.map(String.init))
     }
 
-    /// A transaction of `store` that has applied `commands` and stays open until
+    /// A transaction of `store` that has applied `commands` by `rules` and stays open until
     /// ``OpenTransaction/commit()``.
-    func holdOpen(_ commands: [CheckedCommand], on store: any QuoteStore) async throws -> OpenTransaction {
+    func holdOpen(
+        _ commands: [CheckedCommand], on store: any QuoteStore, rules: Rulebook = Rulebook()
+    ) async throws -> OpenTransaction {
         let (applied, appliedSignal) = AsyncStream<Void>.makeStream()
         let (gate, gateSignal) = AsyncStream<Void>.makeStream()
-        let rules = contract.rules
         let catalog = contract.catalog
         let requests = commands.map { CheckedRequest($0, by: .anonymous) }
         let task = Task {
