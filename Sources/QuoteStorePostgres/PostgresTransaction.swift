@@ -363,7 +363,9 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     /// A table lock, held to the end of the transaction, or until a rollback to a savepoint
-    /// opened before it.
+    /// opened before it. A named mechanic claimed again under it may be held by a transaction
+    /// that frees them and waits for this lock: PostgreSQL finds that deadlock and rolls one
+    /// back, and its daemon runs the batch again (`busy`).
     func lockWaitList(mayPutInLine: Bool) async throws(StoreError) -> Bool {
         let wanted: WaitListLock = mayPutInLine ? .queueing : .serving
         if let held = waitListLock, held >= wanted { return false }
