@@ -62,6 +62,15 @@ extension CheckedCommand {
         default: false
         }
     }
+
+    /// Whether the command may free a mechanic, or make one able or available, who then
+    /// serves the wait-list: all but submissions, bookings and resolutions.
+    public var mayServeLine: Bool {
+        switch self {
+        case .submit, .book, .resolve: false
+        default: true
+        }
+    }
 }
 
 /// A submission turned into a valid request and the stage it is priced to.

@@ -233,6 +233,13 @@ public struct Rulebook: Sendable {
         } else if refreshing {
             _ = try await catalog.refresh(in: transaction, forChange: false)
         }
+        // Then the wait-list's, before any row: held alone by a batch that may put a quote in
+        // line, shared by those that only free mechanics.
+        if requests.contains(where: \.command.mayPutInLine) {
+            try await transaction.lockWaitList(mayPutInLine: true)
+        } else if requests.contains(where: \.command.mayServeLine) {
+            try await transaction.lockWaitList(mayPutInLine: false)
+        }
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(requests.count)
         let keys = requests.compactMap { request -> String? in
@@ -240,9 +247,8 @@ public struct Rulebook: Sendable {
             return nil
         }
         if !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
-        let mayPutInLine = requests.contains { $0.command.mayPutInLine }
         for request in requests {
-            let steps = Steps(transaction: transaction, actor: request.actor, mayPutInLine: mayPutInLine)
+            let steps = Steps(transaction: transaction, actor: request.actor)
             results.append(
                 try await Self.refusable { try await self.execute(request.command, catalog: catalog, with: steps) })
         }
@@ -396,12 +402,7 @@ public struct Rulebook: Sendable {
         if let named {
             // An unable mechanic is refused before their busy flag is touched.
             _ = try quote.booked(with: named, at: transaction.now)
-            var claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
-            // About to wait: a transaction freeing them may have committed meanwhile.
-            if !claimed, wait, try await transaction.lockWaitList(mayPutInLine: true) {
-                claimed = try await transaction.claim(named.id, minimumSkill: required, for: quote.id)
-            }
-            guard claimed else {
+            guard try await transaction.claim(named.id, minimumSkill: required, for: quote.id) else {
                 // Off duty, they may not be back today: no line to wait in for them.
                 try await Self.checkOnDuty(named, in: transaction)
                 guard wait else { throw QuoteError(.mechanicBusy, "\(named.name) is booked on another quote") }
@@ -413,11 +414,7 @@ public struct Rulebook: Sendable {
         {
             mechanic = preferred
         } else {
-            var picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
-            if picked == nil, wait, try await transaction.lockWaitList(mayPutInLine: true) {
-                picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id)
-            }
-            guard let picked else {
+            guard let picked = try await transaction.claimFirstFree(minimumSkill: required, for: quote.id) else {
                 guard wait else {
                     throw QuoteError(
                         .noMechanicAvailable, "no free mechanic has the \(required) skill this quote needs")
@@ -471,8 +468,6 @@ public struct Rulebook: Sendable {
     /// they cannot be claimed (no longer active).
     func serve(_ mechanic: Mechanic, with steps: Steps) async throws(StoreError) -> [StoredEvent] {
         let transaction = steps.transaction
-        // A transaction putting a quote in line may not have committed yet: wait for it.
-        _ = try await transaction.lockWaitList(mayPutInLine: steps.mayPutInLine)
         guard let next = try await transaction.oldestWaiting(servableBy: mechanic),
             try await transaction.claim(mechanic.id, minimumSkill: next.request.requiredSkill, for: next.id)
         else { return [] }
@@ -531,13 +526,6 @@ public struct Rulebook: Sendable {
         {
             claimed = picked
             moved = try quote.reassigned(to: picked, at: now)
-        } else if try await transaction.lockWaitList(mayPutInLine: true),
-            let picked = try await transaction.claimFirstFree(
-                minimumSkill: required, for: quote.id, excluding: previous.id)
-        {
-            // About to go in line: a transaction freeing someone may have committed meanwhile.
-            claimed = picked
-            moved = try quote.reassigned(to: picked, at: now)
         } else if try await transaction.claim(previous.id, minimumSkill: required, for: quote.id) {
             // No one else is free, and its own mechanic, on duty, would take it straight back.
             throw QuoteError(.noMechanicAvailable, "no other free mechanic has the \(required) skill this quote needs")
@@ -589,8 +577,6 @@ public struct Rulebook: Sendable {
     struct Steps {
         let transaction: any StoreTransaction
         let actor: Actor
-        /// Whether the batch may put quotes in line (`StoreTransaction.lockWaitList(mayPutInLine:)`).
-        let mayPutInLine: Bool
 
         /// The quote `id`, if it exists for the actor.
         func load(_ id: QuoteID) async throws -> Quote {

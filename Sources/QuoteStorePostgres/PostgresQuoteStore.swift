@@ -103,7 +103,9 @@ public final class PostgresQuoteStore: QuoteStore {
         let instance = instance
         let replication = replication
         return try await withConnection { connection throws(StoreError) in
-            try await Self.run(connection, "BEGIN")
+            // Stated, not left to the server's default: the rules rely on each statement
+            // seeing what committed before it (a row locked is read as last committed).
+            try await Self.run(connection, "BEGIN ISOLATION LEVEL READ COMMITTED")
             let transaction = PostgresTransaction(
                 connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, instance: instance,
                 logger: logger)

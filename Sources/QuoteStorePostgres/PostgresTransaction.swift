@@ -9,8 +9,9 @@ import QuoteStoreCodec
 ///
 /// Several daemons write at once, so every row the rules decide on is locked as it is read:
 /// a quote with `FOR UPDATE` (a second daemon's transaction waits, then reads the committed
-/// state), a free mechanic or a waiting quote with `FOR UPDATE SKIP LOCKED` (a racing daemon
-/// takes the next candidate instead of waiting).
+/// state), a free mechanic or a waiting quote with `SKIP LOCKED` (a racing daemon takes the
+/// next candidate instead of waiting). A transaction that may put a quote in line or free a
+/// mechanic first takes the wait-list's lock (``lockWaitList(mayPutInLine:)``).
 ///
 /// Event sequence numbers come from the one counters row, and only at the end: the
 /// transaction numbers its events 1, 2, 3... as it goes, and ``finish()`` takes a block from
@@ -49,16 +50,6 @@ final class PostgresTransaction: StoreTransaction {
     private var prefetched: [String: Quote?] = [:]
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
-    /// How this transaction holds the wait-list's lock (``lockWaitList(mayPutInLine:)``), if it does.
-    private var waitListLock: WaitListLock?
-
-    /// The wait-list's lock is a table's (`wait_list_lock`, which holds no rows), for its
-    /// modes: `SHARE` is shared by transactions that only serve the line and conflicts with
-    /// `SHARE ROW EXCLUSIVE`, which one that may also put quotes in line holds alone.
-    private enum WaitListLock: Comparable {
-        case serving
-        case queueing
-    }
 
     /// Quotes written or changed and events appended, not written yet. A quote is found here
     /// by id or idempotency key.
@@ -106,11 +97,7 @@ final class PostgresTransaction: StoreTransaction {
         var quotes: Int
         var events: Int
         var undo: Int
-        /// How the wait-list's lock was held: a rollback to the savepoint releases a lock
-        /// taken since.
-        var waitListLock: WaitListLock?
-        /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes
-        /// or locks.
+        /// Whether `SAVEPOINT` was sent: only before the first statement after it that writes.
         var opened = false
     }
 
@@ -281,7 +268,9 @@ final class PostgresTransaction: StoreTransaction {
                 WHERE quote_id IS NULL AND active AND on_duty AND skill >= \(minimumSkill.rawValue)
                     AND id IS DISTINCT FROM \(excluding?.rawValue)
                 ORDER BY skill, free_since, id LIMIT 1
-                FOR UPDATE SKIP LOCKED
+                -- Not FOR UPDATE: that would pass over a mechanic whose duty another
+                -- transaction checks (FOR KEY SHARE), free as they are.
+                FOR NO KEY UPDATE SKIP LOCKED
             )
             UPDATE mechanics m SET quote_id = \(quote.rawValue), free_since = NULL
             FROM pick WHERE m.id = pick.id
@@ -362,22 +351,15 @@ final class PostgresTransaction: StoreTransaction {
         return pending.quotes.filter(servable).min { ($0.waitSeq ?? 0) < ($1.waitSeq ?? 0) }?.quote
     }
 
-    /// A table lock, held to the end of the transaction, or until a rollback to a savepoint
-    /// opened before it. A named mechanic claimed again under it may be held by a transaction
-    /// that frees them and waits for this lock: PostgreSQL finds that deadlock and rolls one
-    /// back, and its daemon runs the batch again (`busy`).
-    func lockWaitList(mayPutInLine: Bool) async throws(StoreError) -> Bool {
-        let wanted: WaitListLock = mayPutInLine ? .queueing : .serving
-        if let held = waitListLock, held >= wanted { return false }
-        // The savepoints first, so that a rollback to one releases exactly the locks it should.
-        try await willWrite()
-        if wanted == .queueing {
-            _ = try await query("LOCK TABLE wait_list_lock IN SHARE ROW EXCLUSIVE MODE")
-        } else {
-            _ = try await query("LOCK TABLE wait_list_lock IN SHARE MODE")
-        }
-        waitListLock = wanted
-        return true
+    /// The lock of a table that holds no rows (`wait_list_lock`), for its modes: `SHARE`, which
+    /// transactions that only free mechanics share, conflicts with `SHARE ROW EXCLUSIVE`,
+    /// which one that may put quotes in line holds alone. Taken before any row is locked, it
+    /// orders the locks of every transaction alike (the catalog's, this one, rows, the
+    /// counters), so that it adds no deadlock.
+    func lockWaitList(mayPutInLine: Bool) async throws(StoreError) {
+        _ = try await query(
+            mayPutInLine
+                ? "LOCK TABLE wait_list_lock IN SHARE ROW EXCLUSIVE MODE" : "LOCK TABLE wait_list_lock IN SHARE MODE")
     }
 
     func waitPosition(of quote: QuoteID) async throws(StoreError) -> Int {
@@ -525,7 +507,7 @@ final class PostgresTransaction: StoreTransaction {
         savepoints.append(
             Savepoint(
                 lastSeq: lastSeq, takenIDs: takenIDs.count, quotes: pending.quotes.count,
-                events: pending.events.count, undo: undo.count, waitListLock: waitListLock))
+                events: pending.events.count, undo: undo.count))
     }
 
     func rollbackToSavepoint() async throws(StoreError) {
@@ -538,7 +520,6 @@ final class PostgresTransaction: StoreTransaction {
         quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
         takenIDs.removeSubrange(saved.takenIDs...)
         lastSeq = saved.lastSeq
-        waitListLock = saved.waitListLock
         // Rows, events and the log only grow between a savepoint and its rollback (an inner
         // rollback cuts back no further than the inner savepoint's counts), and every logged
         // row is below the count of the savepoint it was logged under.

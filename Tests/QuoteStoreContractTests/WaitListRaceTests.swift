@@ -9,7 +9,7 @@ import Testing
 /// The wait-list where two daemons' transactions cross on one PostgreSQL database: one frees
 /// a mechanic while the other, which cannot see that yet, would put a quote in line. Whichever
 /// commits first, the quote ends booked, never waiting beside a free mechanic.
-@Suite("The wait-list across daemons")
+@Suite("The wait-list across daemons", .timeLimit(.minutes(2)))
 struct WaitListRaceTests {
     @Test(
         "a quote that would wait while another daemon's open transaction frees its mechanic is booked once that commits"
@@ -81,7 +81,7 @@ struct WaitListRaceTests {
     }
 
     @Test(
-        "a transaction whose booking was refused for a full line, undoing its lock, takes the lock again to free a mechanic"
+        "a transaction whose booking was refused for a full line still holds the line's lock when it frees a mechanic"
     )
     func lockUndoneWithARefusalIsTakenAgain() async throws {
         let race = try await Race(juniors: 2)
@@ -94,8 +94,8 @@ struct WaitListRaceTests {
             try await rules.apply(
                 [.book(third.changedQuote.id, mechanic: junior2, wait: true)], catalog: race.contract.catalog,
                 to: race.contract.store)[0].get().changedQuote.status == .waiting)
-        // The first daemon's submission may not wait in the full line (its lock goes with its
-        // savepoint); then it frees Junior 1, whom no one in line can take, and stays open.
+        // The first daemon's submission may not wait in the full line (its booking undone to
+        // a savepoint); then it frees Junior 1, whom no one in line can take, and stays open.
         let submission = try Rulebook().check(
             .submit(Contract.submission(), idempotencyKey: nil, book: true, wait: true), in: race.contract.catalog,
             at: race.contract.clock.now
@@ -109,6 +109,23 @@ struct WaitListRaceTests {
         _ = try results[1].get()
         let booked = try await booking.value.get()
         #expect(try booked.changedQuote.status == .booked && booked.changedQuote.mechanic?.name == "Junior 1")
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
+    @Test("a free mechanic whose duty another daemon's open transaction has checked is still picked, not passed over")
+    func mechanicWhoseDutyIsCheckedIsPicked() async throws {
+        let race = try await Race()
+        let other = try await race.contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+        let junior = try #require(race.contract.catalog.mechanic(named: "Junior 1"))
+        // The first daemon's booking of Junior 1, busy, is refused after it checks their duty;
+        // its transaction stays open, holding that check.
+        let check = try await race.holdOpen(
+            [.book(other.changedQuote.id, mechanic: junior, wait: false)], on: race.contract.store)
+        // Then Junior 1 is freed and committed, and the second daemon books whoever is free.
+        _ = try await race.apply(.complete(race.booked), on: race.other).value.get()
+        let booked = try await race.apply(.book(race.ready, mechanic: nil, wait: true), on: race.other).value.get()
+        #expect(try booked.changedQuote.status == .booked && booked.changedQuote.mechanic?.name == "Junior 1")
+        #expect(try await check.commit()[0].failure?.code == .mechanicBusy)
         try await race.expectNoOneWaitsBesideAFreeMechanic()
     }
 
@@ -156,7 +173,9 @@ private struct Race {
         let catalog = contract.catalog
         let requests = commands.map { CheckedRequest($0, by: .anonymous) }
         let task = Task {
-            try await store.write { transaction throws(StoreError) in
+            // Applied, or failed: either way `holdOpen` returns (a failure shows at `commit()`).
+            defer { appliedSignal.finish() }
+            return try await store.write { transaction throws(StoreError) in
                 let results = try await rules.applyBatch(requests: requests, catalog: catalog, in: transaction).results
                 appliedSignal.yield()
                 for await _ in gate { break }
@@ -164,7 +183,6 @@ private struct Race {
             }.value
         }
         var signals = applied.makeAsyncIterator()
-        // Applied, or failed: a failure shows at `commit()`.
         _ = await signals.next()
         return OpenTransaction(task: task, gate: gateSignal)
     }
@@ -181,7 +199,8 @@ private struct Race {
         }
     }
 
-    /// Returns once `task` has ended or one of the database's sessions waits for a lock.
+    /// Returns once `task` has ended or one of the database's sessions waits for the
+    /// wait-list's lock.
     func waitUntilBlockedOrDone<T>(_ task: Task<T, any Error>) async throws {
         let done = Atomic<Bool>(false)
         let watcher = Task {
@@ -196,7 +215,8 @@ private struct Race {
         }
     }
 
-    /// Whether `task` has ended, and so waits for no lock: asked once it has ended or waits.
+    /// Whether `task` has ended, rather than wait for the wait-list's lock: asked once it has
+    /// done one or the other.
     func ended<T>(_ task: Task<T, any Error>) async throws -> Bool {
         if try sessionWaitsForALock() { return false }
         _ = try? await task.value
@@ -205,7 +225,7 @@ private struct Race {
 
     private func sessionWaitsForALock() throws -> Bool {
         try PostgresCluster.start().sql(
-            "SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'wait_list_lock'::regclass",
             database: database) != "0"
     }
 
