@@ -83,7 +83,7 @@ struct WaitListRaceTests {
     @Test(
         "a transaction whose booking was refused for a full line still holds the line's lock when it frees a mechanic"
     )
-    func lockUndoneWithARefusalIsTakenAgain() async throws {
+    func lockOutlastsARefusedBooking() async throws {
         let race = try await Race(juniors: 2)
         // Junior 2 holds a second quote; a third waits for Junior 2 alone, filling a line of one.
         _ = try await race.contract.submitAndWait()
