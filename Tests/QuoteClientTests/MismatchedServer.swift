@@ -9,6 +9,11 @@ import Foundation
 /// CURVE, as a quoted with security does, and then waits for the peer to hang up. A client
 /// without keys finds the mechanisms differ and drops the connection for good: libzmq does not
 /// reconnect after a protocol error.
+///
+/// Its port is below the kernel's range for outgoing connections' ports, where nothing binds
+/// by itself: a test's next server takes the same port once this one has gone, and a port in
+/// that range could meanwhile become a connection's own end (another test's, or the
+/// reconnecting client's to itself).
 final class MismatchedServer: Sendable {
     /// Where it listens: `tcp://127.0.0.1:PORT`.
     let endpoint: String
@@ -24,10 +29,16 @@ final class MismatchedServer: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         var reuse: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0 && listen(fd, 1) == 0
+        let below = Self.firstEphemeralPort()
+        var listening = false
+        for _ in 0..<100 where !listening {
+            address.sin_port = UInt16(Int.random(in: 10_000..<below)).bigEndian
+            listening = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0 && listen(fd, 1) == 0
+                }
             }
+            if !listening && errno != EADDRINUSE { break }
         }
         guard listening else {
             let error = errno
@@ -58,6 +69,13 @@ final class MismatchedServer: Sendable {
         let (seconds, attoseconds) = timeout.components
         return hungUp.wait(timeout: .now() + .milliseconds(Int(seconds * 1_000 + attoseconds / 1_000_000_000_000_000)))
             == .success
+    }
+
+    /// The lowest port the kernel gives outgoing connections (`ip_local_port_range`).
+    private static func firstEphemeralPort() -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let low = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
+        return max(low, 10_001)
     }
 
     deinit { close(listener) }
