@@ -17,6 +17,12 @@ public protocol StoreTransaction: AnyObject {
     /// is none.
     func quote(_ id: QuoteID) async throws(StoreError) -> Quote?
 
+    /// ``quote(_:)``, locked (where the store locks what it reads) only if its status is one
+    /// of `statuses`: the command asking refuses a quote in any other, and so holds no lock on
+    /// it. A quote waiting in line is then not passed over by another transaction serving the
+    /// line because a command that refuses it looked at it.
+    func quote(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws(StoreError) -> Quote?
+
     /// The quote submitted with `idempotencyKey`, if any.
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
 
@@ -162,6 +168,11 @@ extension StoreTransaction {
 
     /// Nothing: a store whose look-ups are cheap reads each key when asked.
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
+
+    /// ``quote(_:)``: the store's transactions run one at a time, and it locks nothing.
+    public func quote(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws(StoreError) -> Quote? {
+        try await quote(id)
+    }
 
     /// No lock: the store's transactions run one at a time.
     public func lockWaitList(mayPutInLine: Bool) async throws(StoreError) {}

@@ -129,6 +129,22 @@ struct WaitListRaceTests {
         try await race.expectNoOneWaitsBesideAFreeMechanic()
     }
 
+    @Test(
+        "a quote in line that another daemon's refused command looked at is still served by a mechanic freed meanwhile")
+    func refusedCommandDoesNotHideAWaitingQuote() async throws {
+        let race = try await Race()
+        #expect(
+            try await race.contract.must(.book(race.ready, mechanic: nil, wait: true)).changedQuote.status == .waiting)
+        // The first daemon is asked to book the waiting quote again: refused, its transaction
+        // held open.
+        let refused = try await race.holdOpen([.book(race.ready, mechanic: nil, wait: false)], on: race.contract.store)
+        // The second frees Junior 1, who takes the quote from the line.
+        let completed = try await race.apply(.complete(race.booked), on: race.other).value.get()
+        #expect(completed.events.map(\.type) == ["quote.completed", "mechanic.free", "quote.booked", "mechanic.busy"])
+        #expect(try await refused.commit()[0].failure?.code == .illegalTransition)
+        try await race.expectNoOneWaitsBesideAFreeMechanic()
+    }
+
     @Test("a quote that names a mechanic another daemon is freeing is booked with them, not left waiting")
     func namedBookingWaitsForTheRelease() async throws {
         let race = try await Race()
