@@ -267,14 +267,14 @@ public struct Rulebook: Sendable {
         case .submit(let submission, let key, let book, let wait):
             return try await submit(submission, key: key, book: book, wait: wait, in: batch, with: steps)
         case .resolve(let id, let resolution):
-            let stored = try await steps.load(id, lockingIf: Self.pending)
+            let stored = try await steps.load(id, lockingIf: .pending)
             let resolved = try stored.resolved(with: resolution, in: batch.catalog, at: transaction.now)
             return CommandOutcome(quote: resolved, events: try await steps.record(resolved, replacing: stored))
         case .book(let id, let mechanic, let wait):
             return try await book(
-                try await steps.load(id, lockingIf: Self.ready), mechanic: mechanic, wait: wait, with: steps)
+                try await steps.load(id, lockingIf: .ready), mechanic: mechanic, wait: wait, with: steps)
         case .complete(let id):
-            let stored = try await steps.load(id, lockingIf: Self.booked)
+            let stored = try await steps.load(id, lockingIf: .booked)
             return try await finish(stored, as: try stored.completed(at: transaction.now), with: steps)
         case .cancel(let id, let reason):
             let stored = try await steps.load(id)
@@ -284,7 +284,7 @@ public struct Rulebook: Sendable {
         case .setDuty(let mechanic, let onDuty):
             return try await setDuty(mechanic, onDuty: onDuty, with: steps)
         case .reassign(let id, let mechanic):
-            let stored = try await steps.load(id, lockingIf: Self.booked)
+            let stored = try await steps.load(id, lockingIf: .booked)
             // Its mechanic is released before another is claimed (a quote holds one at
             // most), so a refusal after that undoes both.
             try await transaction.savepoint()
@@ -572,12 +572,6 @@ public struct Rulebook: Sendable {
         }
     }
 
-    /// The only status each command that loads a quote accepts (besides `cancel`, which takes
-    /// any open one): what `Steps.load(_:lockingIf:)` locks.
-    private static let pending: [QuoteStatus] = [.pending]
-    private static let ready: [QuoteStatus] = [.ready]
-    private static let booked: [QuoteStatus] = [.booked]
-
     // MARK: Steps
 
     /// One request's transaction and actor: the steps every use case is made of.
@@ -593,10 +587,11 @@ public struct Rulebook: Sendable {
             return quote
         }
 
-        /// ``load(_:)`` for a command that refuses a quote whose status is not one of
-        /// `statuses`: only such a quote is locked (`StoreTransaction.quote(_:lockingIf:)`).
-        func load(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws -> Quote {
-            guard let quote = try await transaction.quote(id, lockingIf: statuses), actor.reaches(quote) else {
+        /// ``load(_:)`` for a command that refuses a quote in any status but `status` (every
+        /// one that loads a quote but `cancel`): only such a quote is locked
+        /// (`StoreTransaction.quote(_:lockingIf:)`).
+        func load(_ id: QuoteID, lockingIf status: QuoteStatus) async throws -> Quote {
+            guard let quote = try await transaction.quote(id, lockingIf: status), actor.reaches(quote) else {
                 throw QuoteError(.unknownQuote, "no quote \(id)")
             }
             return quote

@@ -17,11 +17,11 @@ public protocol StoreTransaction: AnyObject {
     /// is none.
     func quote(_ id: QuoteID) async throws(StoreError) -> Quote?
 
-    /// ``quote(_:)``, locked (where the store locks what it reads) only if its status is one
-    /// of `statuses`: the command asking refuses a quote in any other, and so holds no lock on
-    /// it. A quote waiting in line is then not passed over by another transaction serving the
+    /// ``quote(_:)``, locked (where the store locks what it reads) only if its status is
+    /// `status`: the command asking refuses a quote in any other, and so holds no lock on it.
+    /// A quote waiting in line is then not passed over by another transaction serving the
     /// line because a command that refuses it looked at it.
-    func quote(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws(StoreError) -> Quote?
+    func quote(_ id: QuoteID, lockingIf status: QuoteStatus) async throws(StoreError) -> Quote?
 
     /// The quote submitted with `idempotencyKey`, if any.
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
@@ -170,7 +170,7 @@ extension StoreTransaction {
     public func prefetch(idempotencyKeys: [String]) async throws(StoreError) {}
 
     /// ``quote(_:)``: the store's transactions run one at a time, and it locks nothing.
-    public func quote(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws(StoreError) -> Quote? {
+    public func quote(_ id: QuoteID, lockingIf status: QuoteStatus) async throws(StoreError) -> Quote? {
         try await quote(id)
     }
 

@@ -155,18 +155,18 @@ final class PostgresTransaction: StoreTransaction {
         return try Self.quote(data)
     }
 
-    func quote(_ id: QuoteID, lockingIf statuses: [QuoteStatus]) async throws(StoreError) -> Quote? {
+    func quote(_ id: QuoteID, lockingIf status: QuoteStatus) async throws(StoreError) -> Quote? {
         if let index = pending.byID[id.rawValue] { return pending.quotes[index].quote }
         // A row locked by another transaction is waited for, then judged as it committed.
         let rows = try await query(
-            "SELECT data, history FROM quotes WHERE id = \(id.rawValue) AND state = ANY(\(statuses.map(\.rawValue))) FOR UPDATE"
+            "SELECT data, history FROM quotes WHERE id = \(id.rawValue) AND state = \(status.rawValue) FOR UPDATE"
         )
         if let row = rows.first {
             let (data, bytes) = try decode(row, as: (Data, Data).self)
             loaded[id.rawValue] = bytes
             return try Self.quote(data)
         }
-        // In none of them, or absent: read as committed, for the refusal to name.
+        // In another status, or absent: read as committed, for the refusal to name.
         let committed = try await query("SELECT data FROM quotes WHERE id = \(id.rawValue)")
         guard let row = committed.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
