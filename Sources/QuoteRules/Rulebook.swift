@@ -234,12 +234,17 @@ public struct Rulebook: Sendable {
             _ = try await catalog.refresh(in: transaction, forChange: false)
         }
         // Then the wait-list's, before any row: held alone by a batch that may put a quote in
-        // line, shared by those that only free mechanics.
-        if requests.contains(where: \.command.mayPutInLine) {
-            try await transaction.lockWaitList(mayPutInLine: true)
-        } else if requests.contains(where: \.command.mayServeLine) {
-            try await transaction.lockWaitList(mayPutInLine: false)
+        // line, shared by those that only free mechanics. One look at each command.
+        var mayServeLine = false
+        var mayPutInLine = false
+        for request in requests {
+            if request.command.mayPutInLine {
+                mayPutInLine = true
+                break
+            }
+            mayServeLine = mayServeLine || request.command.mayServeLine
         }
+        if mayPutInLine || mayServeLine { try await transaction.lockWaitList(mayPutInLine: mayPutInLine) }
         var results: [Result<CommandOutcome, QuoteError>] = []
         results.reserveCapacity(requests.count)
         let keys = requests.compactMap { request -> String? in
@@ -579,21 +584,15 @@ public struct Rulebook: Sendable {
         let transaction: any StoreTransaction
         let actor: Actor
 
-        /// The quote `id`, if it exists for the actor.
-        func load(_ id: QuoteID) async throws -> Quote {
-            guard let quote = try await transaction.quote(id), actor.reaches(quote) else {
-                throw QuoteError(.unknownQuote, "no quote \(id)")
-            }
-            return quote
-        }
-
-        /// ``load(_:)`` for a command that refuses a quote in any status but `status` (every
-        /// one that loads a quote but `cancel`): only such a quote is locked
-        /// (`StoreTransaction.quote(_:lockingIf:)`).
-        func load(_ id: QuoteID, lockingIf status: QuoteStatus) async throws -> Quote {
-            guard let quote = try await transaction.quote(id, lockingIf: status), actor.reaches(quote) else {
-                throw QuoteError(.unknownQuote, "no quote \(id)")
-            }
+        /// The quote `id`, if it exists for the actor. With `status`, for a command that
+        /// refuses a quote in any other (every one that loads a quote but `cancel`): only such
+        /// a quote is locked (`StoreTransaction.quote(_:lockingIf:)`).
+        func load(_ id: QuoteID, lockingIf status: QuoteStatus? = nil) async throws -> Quote {
+            let found =
+                if let status { try await transaction.quote(id, lockingIf: status) } else {
+                    try await transaction.quote(id)
+                }
+            guard let quote = found, actor.reaches(quote) else { throw QuoteError(.unknownQuote, "no quote \(id)") }
             return quote
         }
 

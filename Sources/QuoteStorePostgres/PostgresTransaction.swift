@@ -148,11 +148,8 @@ final class PostgresTransaction: StoreTransaction {
 
     func quote(_ id: QuoteID) async throws(StoreError) -> Quote? {
         if let index = pending.byID[id.rawValue] { return pending.quotes[index].quote }
-        let rows = try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue) FOR UPDATE")
-        guard let row = rows.first else { return nil }
-        let (data, bytes) = try decode(row, as: (Data, Data).self)
-        loaded[id.rawValue] = bytes
-        return try Self.quote(data)
+        return try locked(
+            id, in: try await query("SELECT data, history FROM quotes WHERE id = \(id.rawValue) FOR UPDATE"))
     }
 
     func quote(_ id: QuoteID, lockingIf status: QuoteStatus) async throws(StoreError) -> Quote? {
@@ -161,15 +158,20 @@ final class PostgresTransaction: StoreTransaction {
         let rows = try await query(
             "SELECT data, history FROM quotes WHERE id = \(id.rawValue) AND state = \(status.rawValue) FOR UPDATE"
         )
-        if let row = rows.first {
-            let (data, bytes) = try decode(row, as: (Data, Data).self)
-            loaded[id.rawValue] = bytes
-            return try Self.quote(data)
-        }
+        if let quote = try locked(id, in: rows) { return quote }
         // In another status, or absent: read as committed, for the refusal to name.
         let committed = try await query("SELECT data FROM quotes WHERE id = \(id.rawValue)")
         guard let row = committed.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
+    }
+
+    /// The quote `id` in `rows` (its data and history, locked), its history kept for the
+    /// update that usually follows; `nil` when `rows` is empty.
+    private func locked(_ id: QuoteID, in rows: [PostgresRow]) throws(StoreError) -> Quote? {
+        guard let row = rows.first else { return nil }
+        let (data, bytes) = try decode(row, as: (Data, Data).self)
+        loaded[id.rawValue] = bytes
+        return try Self.quote(data)
     }
 
     func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
