@@ -114,19 +114,31 @@ struct Bench {
         let cpuBefore = all.map(\.cpuSeconds)
         let threadsBefore = ThreadTimes.of(process: daemon.processIdentifier)
         let threadsFrom = ContinuousClock.now
-        let commitsBefore = try all.map { try commits($0.commands, curve: keys) }
+        let activityBefore = try all.map { try self.activity($0.commands, curve: keys) }
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
         let threadsAfter = ThreadTimes.of(process: daemon.processIdentifier)
         let threads = ThreadTimes.summary(
             from: threadsBefore, to: threadsAfter, over: (ContinuousClock.now - threadsFrom).seconds)
-        let committed = try zip(all, commitsBefore).map { try self.commits($0.commands, curve: keys) - $1 }.reduce(0, +)
+        let activities = try zip(all, activityBefore).map { try self.activity($0.commands, curve: keys).since($1) }
+        let run = activities.dropFirst().reduce(activities[0]) { $0.adding($1) }
+        let committed = run.batches
         if result.elapsed > 0, committed > 0 {
             // Batches (a group commit each when they write) bound turnover (contention); requests
             // per batch tell how well they group.
             let rate = String(format: "%.0f", Double(committed) / result.elapsed)
             let each = String(format: "%.1f", Double(result.replies) / Double(committed))
             FileHandle.standardError.write(Data("# \(label): \(rate) batches/s, \(each) requests each\n".utf8))
+        }
+        if point.rate != nil, result.late.count > 0 {
+            // The generator's own delay is part of every latency it reports.
+            let late = result.late.summary.joined(separator: " ")
+            FileHandle.standardError.write(
+                Data("# \(label): sent late after due, p50 p90 p99 p99.9 max (ms): \(late)\n".utf8))
+        }
+        if let shares = run.cumulativeShares {
+            // The daemon's own share of a latency, from receipt to the reply sent.
+            FileHandle.standardError.write(Data("# \(label): answered in quoted within: \(shares)\n".utf8))
         }
         if !threads.isEmpty {
             // Which thread bounds the point, and how long each waits for a core when woken.
@@ -252,9 +264,8 @@ struct Bench {
         return Int64(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
-    /// The batches the daemon at `endpoint` has committed (a group commit each, when it
-    /// writes): its `stats` reply's `activity.batches`.
-    private mutating func commits(_ endpoint: String, curve: BenchKeys?) throws -> Int64 {
+    /// The daemon at `endpoint`'s own count of its work: its `stats` reply's `activity`.
+    private mutating func activity(_ endpoint: String, curve: BenchKeys?) throws -> DaemonActivity {
         let socket = try Socket(context, type: .dealer)
         try curve?.configure(socket)
         try socket.set(.linger, 0)
@@ -262,11 +273,7 @@ struct Bench {
         try socket.connect(endpoint)
         _ = try socket.send(Array(#"{"v":1,"op":"stats"}"#.utf8))
         guard let reply = try socket.receive() else { throw BenchError("quoted did not answer stats") }
-        let text = String(decoding: reply, as: UTF8.self)
-        guard let range = text.range(of: #""batches":"#),
-            let batches = Int64(text[range.upperBound...].prefix(while: \.isNumber))
-        else { throw BenchError("quoted's stats reply has no activity.batches") }
-        return batches
+        return try DaemonActivity(statsReply: reply)
     }
 
     static func rate(_ value: Double) -> String {

@@ -39,6 +39,9 @@ struct LoadResult: Sendable {
     var okByKind = [Int](repeating: 0, count: RequestKind.allCases.count)
     /// Request -> reply, measured from when each request was due (open loop) or sent.
     var ack = Latency()
+    /// Open loop: how late the generator sent each request after it was due (0 when on time or
+    /// early). Counted in `ack` too; shown so that a late generator is not read as a slow daemon.
+    var late = Latency()
     /// Book sent -> complete acknowledged (contention), retries included.
     var cycle = Latency()
     var cycles = 0
@@ -156,6 +159,7 @@ final class LoadDriver {
                             // it late; latency counts from the earlier of due and sent, so a
                             // reply that beats the due time never reads as negative (it wrapped).
                             try send(client, start: min(client.nextDue, now))
+                            result.late.record(nanoseconds: now &- min(client.nextDue, now))
                             client.nextDue += interval
                         }
                         nextDue = min(nextDue, client.nextDue)
