@@ -35,7 +35,14 @@ extension PostgresQuoteStore {
                     try await client.withConnection { connection in
                         guard gate.start(on: connection) else { return }
                         do throws(StoreError) {
-                            gate.finish(.success(try await body(connection)))
+                            // On the connection's own thread: its statements, each awaited
+                            // before the next, cross no thread to be sent or answered.
+                            let executor = EventLoopTaskExecutor(connection.eventLoop)
+                            gate.finish(
+                                .success(
+                                    try await withTaskExecutorPreference(executor) { () async throws(StoreError) -> T in
+                                        try await body(connection)
+                                    }))
                         } catch {
                             gate.finish(.failure(error))
                         }
