@@ -208,7 +208,9 @@ final class PostgresPrimary: Sendable {
         on host: PostgresHost, generation: Int, configuration: PostgresQuoteStore.Configuration,
         pools: PostgresPools, logger: Logger
     ) async -> (Pool, PostgresPools.Running)? {
-        let client = PostgresClient(configuration: configuration.client(on: host), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: configuration.client(on: host), eventLoopGroup: StoreEventLoop.group,
+            backgroundLogger: logger)
         guard let running = await pools.start(client) else { return nil }
         return (Pool(client: client, host: host, generation: generation), running)
     }

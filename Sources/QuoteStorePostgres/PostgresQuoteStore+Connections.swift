@@ -30,7 +30,9 @@ extension PostgresQuoteStore {
         defer { watch.withLock { $0 }?.cancel() }
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             gate.open(continuation)
-            Task {
+            // Where the connections are: a caller there (the daemon's store loop) waits for
+            // no other thread to lease one and run `body`.
+            Task(executorPreference: StoreEventLoop.executor) {
                 do {
                     try await client.withConnection { connection in
                         guard gate.start(on: connection) else { return }

@@ -86,6 +86,9 @@ public final class PostgresQuoteStore: QuoteStore {
         primary.close()
     }
 
+    /// The thread every connection of the store works on (``StoreEventLoop``).
+    public var executor: (any TaskExecutor)? { StoreEventLoop.executor }
+
     public var availability: StoreAvailability {
         let availability = primary.availability
         return StoreAvailability(failovers: availability.failovers, downSeconds: availability.downSeconds)
