@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import QuoteStore
 import Synchronization
@@ -48,6 +49,9 @@ final class PostgresPrimary: Sendable {
     private let state: Mutex<State>
     private let configuration: PostgresQuoteStore.Configuration
     private let pools: PostgresPools
+    /// The event loop of every connection of the store's pools, whatever the host
+    /// (``StoreEventLoop``).
+    let eventLoop: any EventLoop
     private let logger: Logger
     /// Called once the pool is on a new primary, before requests use it.
     private let onFailover: @Sendable () -> Void
@@ -59,29 +63,33 @@ final class PostgresPrimary: Sendable {
         onFailover: @escaping @Sendable () -> Void
     ) async throws(StoreError) -> PostgresPrimary {
         let hosts = configuration.hosts
+        let eventLoop = StoreEventLoop.group.next()
         let found: (Pool, PostgresPools.Running)?
         if hosts.count > 1 {
-            found = await Self.findPrimary(generation: 1, configuration: configuration, pools: pools, logger: logger)
+            found = await Self.findPrimary(
+                generation: 1, configuration: configuration, pools: pools, eventLoop: eventLoop, logger: logger)
         } else {
             found = await Self.startPool(
-                on: hosts[0], generation: 1, configuration: configuration, pools: pools, logger: logger)
+                on: hosts[0], generation: 1, configuration: configuration, pools: pools, eventLoop: eventLoop,
+                logger: logger)
         }
         guard let (pool, running) = found else {
             throw StoreError(
                 .unavailable, "PostgreSQL: none of \(hosts.map(\.description).joined(separator: ", ")) accepts writes")
         }
         return PostgresPrimary(
-            pool: pool, running: running, configuration: configuration, pools: pools, logger: logger,
-            onFailover: onFailover)
+            pool: pool, running: running, configuration: configuration, pools: pools, eventLoop: eventLoop,
+            logger: logger, onFailover: onFailover)
     }
 
     private init(
         pool: Pool, running: PostgresPools.Running, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, logger: Logger, onFailover: @escaping @Sendable () -> Void
+        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger, onFailover: @escaping @Sendable () -> Void
     ) {
         state = Mutex(State(pool: pool, running: running))
         self.configuration = configuration
         self.pools = pools
+        self.eventLoop = eventLoop
         self.logger = logger
         self.onFailover = onFailover
     }
@@ -142,7 +150,7 @@ final class PostgresPrimary: Sendable {
     private func search(replacing old: Pool) async {
         let found = await Self.findPrimary(
             generation: old.generation + 1, skipping: old.host, configuration: configuration, pools: pools,
-            logger: logger)
+            eventLoop: eventLoop, logger: logger)
         guard let (pool, running) = found else {
             let first = state.withLock { state in
                 defer {
@@ -179,13 +187,14 @@ final class PostgresPrimary: Sendable {
     /// primary.
     private static func findPrimary(
         generation: Int, skipping lost: PostgresHost? = nil, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, logger: Logger
+        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger
     ) async -> (Pool, PostgresPools.Running)? {
         for host in configuration.hosts where host != lost {
             guard await ServerProbe.probe(host: host.name, port: host.port) else { continue }
             guard
                 let (pool, running) = await startPool(
-                    on: host, generation: generation, configuration: configuration, pools: pools, logger: logger)
+                    on: host, generation: generation, configuration: configuration, pools: pools,
+                    eventLoop: eventLoop, logger: logger)
             else { return nil }
             do {
                 let inRecovery = try await pool.client.withConnection { connection in
@@ -202,15 +211,15 @@ final class PostgresPrimary: Sendable {
         return nil
     }
 
-    /// A pool on `host`, run by `pools`; `nil` when `pools` has stopped (the process is
-    /// shutting down).
+    /// A pool on `host`, run by `pools`, its connections on `eventLoop`; `nil` when `pools` has
+    /// stopped (the process is shutting down).
     private static func startPool(
         on host: PostgresHost, generation: Int, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, logger: Logger
+        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger
     ) async -> (Pool, PostgresPools.Running)? {
+        // An event loop is a group of one: every connection of the pool is made on it.
         let client = PostgresClient(
-            configuration: configuration.client(on: host), eventLoopGroup: StoreEventLoop.group,
-            backgroundLogger: logger)
+            configuration: configuration.client(on: host), eventLoopGroup: eventLoop, backgroundLogger: logger)
         guard let running = await pools.start(client) else { return nil }
         return (Pool(client: client, host: host, generation: generation), running)
     }

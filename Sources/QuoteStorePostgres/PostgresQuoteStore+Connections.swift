@@ -21,6 +21,7 @@ extension PostgresQuoteStore {
         guard let pool = primary.pool else { throw StoreError(.unavailable, "PostgreSQL: the store is closed") }
         let (host, port, limit, running) = (pool.host.name, pool.host.port, acquireTimeout, transactionTimeout)
         let client = pool.client
+        let loopExecutor = loopExecutor
         // The lease is never cancelled (the pool does not always give up a lease cancelled
         // while it cannot connect, nor the connection of one cancelled as it is handed over):
         // the caller stops waiting for it at the deadline, and a connection leased after
@@ -32,7 +33,7 @@ extension PostgresQuoteStore {
             gate.open(continuation)
             // Where the connections are: a caller there (the daemon's store loop) waits for
             // no other thread to lease one and run `body`.
-            Task(executorPreference: StoreEventLoop.executor) {
+            Task(executorPreference: loopExecutor) {
                 do {
                     try await client.withConnection { connection in
                         guard gate.start(on: connection) else { return }

@@ -31,6 +31,8 @@ public final class PostgresQuoteStore: QuoteStore {
     /// Whether the last attempt to reach the server succeeded.
     let reachable = Atomic<Bool>(true)
     let logger: Logger
+    /// Runs work on the event loop of the store's connections (``executor``).
+    let loopExecutor: EventLoopTaskExecutor
 
     private init(
         primary: PostgresPrimary, quoteIDs: QuoteIDBlocks, currency: Currency, retention: EventRetention,
@@ -38,6 +40,7 @@ public final class PostgresQuoteStore: QuoteStore {
         transactionTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.primary = primary
+        loopExecutor = EventLoopTaskExecutor(primary.eventLoop)
         self.quoteIDs = quoteIDs
         self.acquireTimeout = acquireTimeout
         self.transactionTimeout = transactionTimeout
@@ -86,8 +89,9 @@ public final class PostgresQuoteStore: QuoteStore {
         primary.close()
     }
 
-    /// The thread every connection of the store works on (``StoreEventLoop``).
-    public var executor: (any TaskExecutor)? { StoreEventLoop.executor }
+    /// The thread every connection of the store works on (``StoreEventLoop``): a caller that
+    /// runs there waits for no other thread to lease a connection and get its answers.
+    public var executor: (any TaskExecutor)? { loopExecutor }
 
     public var availability: StoreAvailability {
         let availability = primary.availability
