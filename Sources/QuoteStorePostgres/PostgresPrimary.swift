@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 import QuoteStore
 import Synchronization
@@ -49,8 +50,9 @@ final class PostgresPrimary: Sendable {
     private let state: Mutex<State>
     private let configuration: PostgresQuoteStore.Configuration
     private let pools: PostgresPools
-    /// The event loop of every connection of the store's pools, whatever the host
-    /// (``StoreEventLoop``).
+    /// The store's thread (``StoreEventLoop``), shut down when the store closes.
+    private let group: MultiThreadedEventLoopGroup
+    /// The event loop of every connection of the store's pools, whatever the host.
     let eventLoop: any EventLoop
     private let logger: Logger
     /// Called once the pool is on a new primary, before requests use it.
@@ -63,7 +65,8 @@ final class PostgresPrimary: Sendable {
         onFailover: @escaping @Sendable () -> Void
     ) async throws(StoreError) -> PostgresPrimary {
         let hosts = configuration.hosts
-        let eventLoop = StoreEventLoop.group.next()
+        let group = StoreEventLoop.makeGroup()
+        let eventLoop = group.next()
         let found: (Pool, PostgresPools.Running)?
         if hosts.count > 1 {
             found = await Self.findPrimary(
@@ -74,22 +77,25 @@ final class PostgresPrimary: Sendable {
                 logger: logger)
         }
         guard let (pool, running) = found else {
+            group.shutdownGracefully(queue: .global()) { _ in }
             throw StoreError(
                 .unavailable, "PostgreSQL: none of \(hosts.map(\.description).joined(separator: ", ")) accepts writes")
         }
         return PostgresPrimary(
-            pool: pool, running: running, configuration: configuration, pools: pools, eventLoop: eventLoop,
+            pool: pool, running: running, configuration: configuration, pools: pools, group: group,
             logger: logger, onFailover: onFailover)
     }
 
     private init(
         pool: Pool, running: PostgresPools.Running, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger, onFailover: @escaping @Sendable () -> Void
+        pools: PostgresPools, group: MultiThreadedEventLoopGroup, logger: Logger,
+        onFailover: @escaping @Sendable () -> Void
     ) {
         state = Mutex(State(pool: pool, running: running))
         self.configuration = configuration
         self.pools = pools
-        self.eventLoop = eventLoop
+        self.group = group
+        eventLoop = group.next()
         self.logger = logger
         self.onFailover = onFailover
     }
@@ -134,17 +140,20 @@ final class PostgresPrimary: Sendable {
         Task { await self.search(replacing: pool) }
     }
 
-    /// Ends the pool; the store cannot be used after.
+    /// Ends the pool and the store's thread; the store cannot be used after.
     func close() {
         let running = state.withLock { state in
             state.closed = true
             return state.running
         }
         running.retire()
+        // Its connections close with it, should the pool not have closed them yet.
+        group.shutdownGracefully(queue: .global()) { _ in }
     }
 
     deinit {
         state.withLock { $0.running }.retire()
+        group.shutdownGracefully(queue: .global()) { _ in }
     }
 
     private func search(replacing old: Pool) async {
