@@ -1,7 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import PostgresNIO
 import QuoteStore
 import Synchronization
@@ -50,10 +48,6 @@ final class PostgresPrimary: Sendable {
     private let state: Mutex<State>
     private let configuration: PostgresQuoteStore.Configuration
     private let pools: PostgresPools
-    /// The store's thread (``StoreEventLoop``), shut down when the store closes.
-    private let group: MultiThreadedEventLoopGroup
-    /// The event loop of every connection of the store's pools, whatever the host.
-    let eventLoop: any EventLoop
     private let logger: Logger
     /// Called once the pool is on a new primary, before requests use it.
     private let onFailover: @Sendable () -> Void
@@ -65,37 +59,29 @@ final class PostgresPrimary: Sendable {
         onFailover: @escaping @Sendable () -> Void
     ) async throws(StoreError) -> PostgresPrimary {
         let hosts = configuration.hosts
-        let group = StoreEventLoop.makeGroup()
-        let eventLoop = group.next()
         let found: (Pool, PostgresPools.Running)?
         if hosts.count > 1 {
-            found = await Self.findPrimary(
-                generation: 1, configuration: configuration, pools: pools, eventLoop: eventLoop, logger: logger)
+            found = await Self.findPrimary(generation: 1, configuration: configuration, pools: pools, logger: logger)
         } else {
             found = await Self.startPool(
-                on: hosts[0], generation: 1, configuration: configuration, pools: pools, eventLoop: eventLoop,
-                logger: logger)
+                on: hosts[0], generation: 1, configuration: configuration, pools: pools, logger: logger)
         }
         guard let (pool, running) = found else {
-            group.shutdownGracefully(queue: .global()) { _ in }
             throw StoreError(
                 .unavailable, "PostgreSQL: none of \(hosts.map(\.description).joined(separator: ", ")) accepts writes")
         }
         return PostgresPrimary(
-            pool: pool, running: running, configuration: configuration, pools: pools, group: group,
-            logger: logger, onFailover: onFailover)
+            pool: pool, running: running, configuration: configuration, pools: pools, logger: logger,
+            onFailover: onFailover)
     }
 
     private init(
         pool: Pool, running: PostgresPools.Running, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, group: MultiThreadedEventLoopGroup, logger: Logger,
-        onFailover: @escaping @Sendable () -> Void
+        pools: PostgresPools, logger: Logger, onFailover: @escaping @Sendable () -> Void
     ) {
         state = Mutex(State(pool: pool, running: running))
         self.configuration = configuration
         self.pools = pools
-        self.group = group
-        eventLoop = group.next()
         self.logger = logger
         self.onFailover = onFailover
     }
@@ -140,26 +126,23 @@ final class PostgresPrimary: Sendable {
         Task { await self.search(replacing: pool) }
     }
 
-    /// Ends the pool and the store's thread; the store cannot be used after.
+    /// Ends the pool; the store cannot be used after.
     func close() {
         let running = state.withLock { state in
             state.closed = true
             return state.running
         }
         running.retire()
-        // Its connections close with it, should the pool not have closed them yet.
-        group.shutdownGracefully(queue: .global()) { _ in }
     }
 
     deinit {
         state.withLock { $0.running }.retire()
-        group.shutdownGracefully(queue: .global()) { _ in }
     }
 
     private func search(replacing old: Pool) async {
         let found = await Self.findPrimary(
             generation: old.generation + 1, skipping: old.host, configuration: configuration, pools: pools,
-            eventLoop: eventLoop, logger: logger)
+            logger: logger)
         guard let (pool, running) = found else {
             let first = state.withLock { state in
                 defer {
@@ -196,14 +179,13 @@ final class PostgresPrimary: Sendable {
     /// primary.
     private static func findPrimary(
         generation: Int, skipping lost: PostgresHost? = nil, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger
+        pools: PostgresPools, logger: Logger
     ) async -> (Pool, PostgresPools.Running)? {
         for host in configuration.hosts where host != lost {
             guard await ServerProbe.probe(host: host.name, port: host.port) else { continue }
             guard
                 let (pool, running) = await startPool(
-                    on: host, generation: generation, configuration: configuration, pools: pools,
-                    eventLoop: eventLoop, logger: logger)
+                    on: host, generation: generation, configuration: configuration, pools: pools, logger: logger)
             else { return nil }
             do {
                 let inRecovery = try await pool.client.withConnection { connection in
@@ -220,15 +202,13 @@ final class PostgresPrimary: Sendable {
         return nil
     }
 
-    /// A pool on `host`, run by `pools`, its connections on `eventLoop`; `nil` when `pools` has
-    /// stopped (the process is shutting down).
+    /// A pool on `host`, run by `pools`; `nil` when `pools` has stopped (the process is
+    /// shutting down).
     private static func startPool(
         on host: PostgresHost, generation: Int, configuration: PostgresQuoteStore.Configuration,
-        pools: PostgresPools, eventLoop: any EventLoop, logger: Logger
+        pools: PostgresPools, logger: Logger
     ) async -> (Pool, PostgresPools.Running)? {
-        // An event loop is a group of one: every connection of the pool is made on it.
-        let client = PostgresClient(
-            configuration: configuration.client(on: host), eventLoopGroup: eventLoop, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration.client(on: host), backgroundLogger: logger)
         guard let running = await pools.start(client) else { return nil }
         return (Pool(client: client, host: host, generation: generation), running)
     }

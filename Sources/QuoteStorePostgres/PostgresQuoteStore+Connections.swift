@@ -21,7 +21,6 @@ extension PostgresQuoteStore {
         guard let pool = primary.pool else { throw StoreError(.unavailable, "PostgreSQL: the store is closed") }
         let (host, port, limit, running) = (pool.host.name, pool.host.port, acquireTimeout, transactionTimeout)
         let client = pool.client
-        let loopExecutor = loopExecutor
         // The lease is never cancelled (the pool does not always give up a lease cancelled
         // while it cannot connect, nor the connection of one cancelled as it is handed over):
         // the caller stops waiting for it at the deadline, and a connection leased after
@@ -31,21 +30,12 @@ extension PostgresQuoteStore {
         defer { watch.withLock { $0 }?.cancel() }
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             gate.open(continuation)
-            // Where the connections are: a caller there (the daemon's store loop) waits for
-            // no other thread to lease one and run `body`.
-            Task(executorPreference: loopExecutor) {
+            Task {
                 do {
                     try await client.withConnection { connection in
                         guard gate.start(on: connection) else { return }
                         do throws(StoreError) {
-                            // On the connection's own thread: its statements, each awaited
-                            // before the next, cross no thread to be sent or answered.
-                            let executor = EventLoopTaskExecutor(connection.eventLoop)
-                            gate.finish(
-                                .success(
-                                    try await withTaskExecutorPreference(executor) { () async throws(StoreError) -> T in
-                                        try await body(connection)
-                                    }))
+                            gate.finish(.success(try await body(connection)))
                         } catch {
                             gate.finish(.failure(error))
                         }

@@ -31,8 +31,6 @@ public final class PostgresQuoteStore: QuoteStore {
     /// Whether the last attempt to reach the server succeeded.
     let reachable = Atomic<Bool>(true)
     let logger: Logger
-    /// Runs work on the event loop of the store's connections (``executor``).
-    let loopExecutor: EventLoopTaskExecutor
 
     private init(
         primary: PostgresPrimary, quoteIDs: QuoteIDBlocks, currency: Currency, retention: EventRetention,
@@ -40,7 +38,6 @@ public final class PostgresQuoteStore: QuoteStore {
         transactionTimeout: Duration, clock: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.primary = primary
-        loopExecutor = EventLoopTaskExecutor(primary.eventLoop)
         self.quoteIDs = quoteIDs
         self.acquireTimeout = acquireTimeout
         self.transactionTimeout = transactionTimeout
@@ -88,10 +85,6 @@ public final class PostgresQuoteStore: QuoteStore {
     public func close() {
         primary.close()
     }
-
-    /// The thread every connection of the store works on (``StoreEventLoop``): a caller that
-    /// runs there waits for no other thread to lease a connection and get its answers.
-    public var executor: (any TaskExecutor)? { loopExecutor }
 
     public var availability: StoreAvailability {
         let availability = primary.availability

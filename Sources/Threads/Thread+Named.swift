@@ -20,8 +20,8 @@ extension Thread {
 
     /// Names the calling thread for the kernel: as many whole characters of `name` as fit in
     /// 15 bytes, control characters (which would break a reader of `comm` by lines) as `_`. An
-    /// empty name leaves the thread's name as it was. For a thread another library started.
-    public static func nameCurrentThread(_ name: String) {
+    /// empty name leaves the thread's name as it was.
+    private static func nameCurrentThread(_ name: String) {
         var kept = ""
         var bytes = 0
         for character in name {
