@@ -111,8 +111,10 @@ struct HostilePeerTests {
         // Another peer is still answered. How soon is the machine's: on two cores shared with
         // other tests' daemons, a debug build's first batches of the flood have taken longer
         // than the client's usual 20 s. A stall is what the watchdog's gap below checks, not a
-        // timing here, so the ping waits as long as the test may run.
+        // timing here, so the ping, and each of the flood's own replies, waits as long as the
+        // test may run.
         try other.socket.set(.receiveTimeout, 120_000)
+        try hostile.socket.set(.receiveTimeout, 120_000)
         #expect(try other.call(Requests.op("ping"))["pong"] as? Bool == true)
         var largest = 0
         for _ in 0..<320 {
