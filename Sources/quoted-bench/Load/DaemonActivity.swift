@@ -1,4 +1,5 @@
 import Foundation
+import QuoteWire
 
 /// What one daemon's `stats` reply counts of its own work: the batches it committed and its
 /// requests by latency bucket, from receipt to the reply being sent. Two readings around a run
@@ -12,44 +13,38 @@ struct DaemonActivity {
     /// Requests of every operation but `stats` and `ping` (the benchmark's own), by bucket.
     var requests: [Int64]
 
-    /// Reads `activity` from a `stats` reply.
+    /// Reads `activity` from a `stats` reply, decoded as every client decodes it
+    /// (`WireReply.Activity`).
     init(statsReply reply: [UInt8]) throws {
-        guard
-            let object = try? JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any],
-            let activity = object["activity"] as? [String: Any],
-            let batches = (activity["batches"] as? NSNumber)?.int64Value,
-            let bounds = activity["latencyBoundsMicroseconds"] as? [NSNumber],
-            let latency = activity["latency"] as? [String: [NSNumber]]
-        else { throw BenchError("quoted's stats reply has no activity with batches and latency") }
-        self.batches = batches
-        self.bounds = bounds.map(\.int64Value)
+        guard let activity = try? WireCodec().decode(WireReply.self, from: reply).activity else {
+            throw BenchError("quoted's stats reply has no activity")
+        }
+        batches = activity.batches
+        bounds = activity.latencyBoundsMicroseconds
         var requests = [Int64](repeating: 0, count: bounds.count + 1)
-        for (operation, counts) in latency where operation != "stats" && operation != "ping" {
+        for (operation, counts) in activity.latency where operation != "stats" && operation != "ping" {
             for (index, count) in counts.enumerated() where index < requests.count {
-                requests[index] += count.int64Value
+                requests[index] += count
             }
         }
         self.requests = requests
     }
 
     /// What happened between `earlier` and this reading.
-    func since(_ earlier: DaemonActivity) -> DaemonActivity {
-        var run = self
-        run.batches -= earlier.batches
-        if earlier.requests.count == requests.count {
-            run.requests = zip(requests, earlier.requests).map { $0 - $1 }
-        }
-        return run
-    }
+    func since(_ earlier: DaemonActivity) -> DaemonActivity { combined(with: earlier, by: -) }
 
     /// Adds another daemon's run.
-    func adding(_ other: DaemonActivity) -> DaemonActivity {
-        var sum = self
-        sum.batches += other.batches
+    func adding(_ other: DaemonActivity) -> DaemonActivity { combined(with: other, by: +) }
+
+    /// Each count combined with `other`'s by `operation` (requests only when both readings
+    /// have the same buckets).
+    private func combined(with other: DaemonActivity, by operation: (Int64, Int64) -> Int64) -> DaemonActivity {
+        var result = self
+        result.batches = operation(batches, other.batches)
         if other.requests.count == requests.count {
-            sum.requests = zip(requests, other.requests).map { $0 + $1 }
+            result.requests = zip(requests, other.requests).map(operation)
         }
-        return sum
+        return result
     }
 
     /// The share of requests answered within each bound, cumulative, up to the first that
