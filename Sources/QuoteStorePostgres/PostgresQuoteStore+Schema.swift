@@ -165,6 +165,17 @@ extension PostgresQuoteStore {
             // (`PostgresTransaction.lockWaitList(mayPutInLine:)`).
             "v9: the wait-list's lock", ["CREATE TABLE wait_list_lock ()"]
         ),
+        (
+            // Idempotency keys and states compared byte by byte ("C"), as the customer columns
+            // are: every new quote's row goes into both indexes, and the database's locale
+            // (`C.UTF-8`, `en_US.UTF-8`...) would compare each pair through `strcoll`. Their
+            // indexes are rebuilt; the rows are not rewritten.
+            "v10: keys and states in byte order",
+            [
+                "ALTER TABLE quotes ALTER COLUMN idempotency_key TYPE TEXT COLLATE \"C\"",
+                "ALTER TABLE quotes ALTER COLUMN state TYPE TEXT COLLATE \"C\"",
+            ]
+        ),
     ]
 
     /// Applies the migrations not applied yet, in one transaction under an advisory lock: of
