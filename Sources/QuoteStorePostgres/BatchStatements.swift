@@ -4,6 +4,8 @@ import PostgresNIO
 /// The statements that write a batch's rows, last before `COMMIT`: each column's values bound
 /// as one array and turned back into rows by `unnest`, so that a statement's text is short and
 /// the same whatever the batch's size, and a batch of any size is one round trip a statement.
+/// One `unnest` a column, in the select list (they run in step), hands the rows on as they
+/// come; one `unnest` of every array in `FROM` would first copy them all into a tuple store.
 ///
 /// They are sent as unnamed statements, parsed each time (a short text: cheap), not as named
 /// prepared ones: postgres-nio keeps a failed preparation's error for its connection's life,
@@ -15,9 +17,10 @@ enum BatchStatements {
         static let sql = """
             INSERT INTO quotes (id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,
                 wait_mechanic, idempotency_key, currency, submitted_at, customer_email, customer_name)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[],
-                $7::bytea[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], $12::text[], $13::bigint[],
-                $14::text[], $15::text[])
+            SELECT unnest($1::bigint[]), unnest($2::text[]), unnest($3::bigint[]), unnest($4::bigint[]),
+                unnest($5::bigint[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::bigint[]), unnest($9::int[]),
+                unnest($10::bigint[]), unnest($11::text[]), unnest($12::text[]), unnest($13::bigint[]),
+                unnest($14::text[]), unnest($15::text[])
             """
 
         var quote = QuoteColumns()
@@ -47,10 +50,12 @@ enum BatchStatements {
             UPDATE quotes SET state = v.state, mechanic_id = v.mechanic_id, price_cents = v.price_cents,
                 updated_at = v.updated_at, data = v.data, history = v.history, wait_seq = v.wait_seq,
                 wait_skill = v.wait_skill, wait_mechanic = v.wait_mechanic
-            FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[],
-                $7::bytea[], $8::bigint[], $9::int[], $10::bigint[])
-                AS v(id, state, mechanic_id, price_cents, updated_at, data, history, wait_seq, wait_skill,
-                    wait_mechanic)
+            FROM (
+                SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS state, unnest($3::bigint[]) AS mechanic_id,
+                    unnest($4::bigint[]) AS price_cents, unnest($5::bigint[]) AS updated_at, unnest($6::bytea[]) AS data,
+                    unnest($7::bytea[]) AS history, unnest($8::bigint[]) AS wait_seq, unnest($9::int[]) AS wait_skill,
+                    unnest($10::bigint[]) AS wait_mechanic
+            ) v
             WHERE quotes.id = v.id
             RETURNING quotes.id
             """
@@ -100,8 +105,8 @@ enum BatchStatements {
     struct InsertEvents: BatchStatement {
         static let sql = """
             INSERT INTO events (seq, at, type, quote_id, mechanic_id, from_state, to_state, data, actor)
-            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
-                $7::text[], $8::bytea[], $9::text[])
+            SELECT unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::text[]), unnest($4::bigint[]),
+                unnest($5::bigint[]), unnest($6::text[]), unnest($7::text[]), unnest($8::bytea[]), unnest($9::text[])
             """
 
         var seq = ColumnValues<Int64>()
