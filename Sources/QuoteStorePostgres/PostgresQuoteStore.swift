@@ -103,29 +103,29 @@ public final class PostgresQuoteStore: QuoteStore {
         let instance = instance
         let replication = replication
         return try await withConnection { connection throws(StoreError) in
-            // Stated, not left to the server's default: the rules rely on each statement
-            // seeing what committed before it (a row locked is read as last committed).
-            try await Self.run(connection, "BEGIN ISOLATION LEVEL READ COMMITTED")
             let transaction = PostgresTransaction(
                 connection: connection, now: now, currency: currency, quoteIDs: quoteIDs, instance: instance,
                 logger: logger)
             let value: T
             do throws(StoreError) {
+                // Stated, not left to the server's default: the rules rely on each statement
+                // seeing what committed before it (a row locked is read as last committed).
+                try transaction.send("BEGIN ISOLATION LEVEL READ COMMITTED")
                 value = try await body(transaction)
                 try await transaction.finish()
+                // From here on the transaction may commit (a connection lost during COMMIT
+                // leaves it unknown): its quote ids are never handed out again.
+                try await transaction.commit()
             } catch {
+                // Its quote ids are handed back only if it did not commit.
+                guard !error.outcomeUnknown else { throw error }
                 await Self.rollback(connection, after: error)
                 transaction.abandon()
                 throw error
             }
-            // From here on the transaction may have committed (a connection lost during COMMIT
-            // leaves it unknown): its quote ids are never handed out again.
             do throws(StoreError) {
-                try await Self.run(connection, "COMMIT")
                 try await Self.confirmReplicated(connection, replication)
             } catch {
-                // A conflict the server reports (`busy`: a deadlock, a serialization failure)
-                // rolled the transaction back; anything else may have come after it committed.
                 throw error.code == .busy ? error : error.withUnknownOutcome
             }
             if let recorded = transaction.recordedCatalog {

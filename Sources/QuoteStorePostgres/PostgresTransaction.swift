@@ -50,6 +50,11 @@ final class PostgresTransaction: StoreTransaction {
     private var prefetched: [String: Quote?] = [:]
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
+    /// The answers of statements sent without waiting (``send(_:check:)``), oldest first.
+    private var unanswered: [EventLoopFuture<Void>] = []
+    /// Whether one of them has a check of its own: a statement the server ran may fail it,
+    /// and the transaction must not commit then.
+    private var unansweredChecked = false
 
     /// Quotes written or changed and events appended, not written yet. A quote is found here
     /// by id or idempotency key.
@@ -119,24 +124,67 @@ final class PostgresTransaction: StoreTransaction {
         self.logger = logger
     }
 
-    /// Takes the block of sequence numbers and writes what is pending: the last statements
-    /// before `COMMIT`. The counters row stays locked until then, and the commit notifies
-    /// the other daemons.
+    /// Takes the block of sequence numbers and sends what is pending: the last statements
+    /// before `COMMIT`, which ``commit()`` sends behind them. The counters row stays locked
+    /// until then, and the commit notifies the other daemons. The quotes' documents, which do
+    /// not depend on their numbers, are encoded while the counters' answer comes.
     func finish() async throws(StoreError) {
         guard !pending.events.isEmpty || !pending.quotes.isEmpty else { return }
-        if lastSeq > 0 {
-            let rows = try await query(
+        let counters =
+            lastSeq > 0
+            ? try ask(
                 """
                 WITH bump AS (UPDATE counters SET last_seq = last_seq + \(lastSeq) RETURNING last_seq),
                     notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), \(instance)) FROM bump)
                 SELECT last_seq FROM bump, notified
-                """)
-            guard let row = rows.first else { throw StoreError(.corrupt, "the counters row is missing") }
+                """) : nil
+        let documents = pending.quotes.map { ByteBuffer(bytesOf: QuoteCodec.encode($0.quote)) }
+        if let counters {
+            guard let row = try await rows(of: counters).first else {
+                throw StoreError(.corrupt, "the counters row is missing")
+            }
             let last: Int64 = try decode(row, as: Int64.self)
             sequenceOffset = last - lastSeq
         }
-        try await writeQuotes()
-        try await writeEvents()
+        try sendQuotes(documents: documents)
+        try sendEvents()
+    }
+
+    /// Sends `COMMIT` behind everything sent (after the checks of any that have one), and
+    /// waits for all of it. An error from a statement before `COMMIT` (the transaction then
+    /// ended without committing) is thrown as it is; one from `COMMIT` itself with
+    /// ``StoreError/outcomeUnknown``, as it may have committed, unless the server says it
+    /// rolled back (`busy`: a deadlock, a serialization failure).
+    func commit() async throws(StoreError) {
+        // A check fails after its statement succeeded, without ending the transaction: it is
+        // made before `COMMIT` is sent.
+        if unansweredChecked {
+            do {
+                try await waitForAll(then: connection.eventLoop.makeSucceededVoidFuture()).get()
+            } catch {
+                throw PostgresQuoteStore.storeError(error)
+            }
+        }
+        let committed = connection.query("COMMIT", logger: logger).flatMapErrorThrowing { error in
+            throw CommitFailure(error: PostgresQuoteStore.storeError(error))
+        }.flatMapThrowing { result in
+            // A transaction a failed statement ended answers `COMMIT` with `ROLLBACK`.
+            guard result.metadata.command == "COMMIT" else {
+                throw StoreError(.database, "PostgreSQL: the transaction was rolled back instead of committed")
+            }
+        }
+        do {
+            try await waitForAll(then: committed).get()
+        } catch let failure as CommitFailure {
+            throw failure.error.code == .busy ? failure.error : failure.error.withUnknownOutcome
+        } catch {
+            throw PostgresQuoteStore.storeError(error)
+        }
+    }
+
+    /// The error of `COMMIT` itself, told apart from the statements' before it.
+    private struct CommitFailure: Error {
+        let error: StoreError
     }
 
     /// Hands back the quote ids taken, when the transaction did not commit.
@@ -443,15 +491,15 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Writing what is pending
 
-    /// Inserts the new quotes and updates the changed ones, their steps and places in line
-    /// numbered as in the log: one statement each (``BatchStatements``).
-    private func writeQuotes() async throws(StoreError) {
+    /// Sends the statements that insert the new quotes and update the changed ones, their
+    /// steps and places in line numbered as in the log: one statement each
+    /// (``BatchStatements``). `documents` are the quotes' encoded documents, in order.
+    private func sendQuotes(documents: [ByteBuffer]) throws(StoreError) {
         let offset = sequenceOffset
         var inserted = BatchStatements.InsertQuotes()
         var updated = BatchStatements.UpdateQuotes()
-        for entry in pending.quotes {
+        for (entry, data) in zip(pending.quotes, documents) {
             let quote = entry.quote
-            let data = ByteBuffer(bytesOf: QuoteCodec.encode(quote))
             let history = ByteBuffer(bytesOf: history(of: entry, offset: offset))
             if entry.isNew {
                 append(entry, data: data, history: history, offset: offset, to: &inserted.quote)
@@ -464,12 +512,13 @@ final class PostgresTransaction: StoreTransaction {
                 append(entry, data: data, history: history, offset: offset, to: &updated.quote)
             }
         }
-        if !inserted.isEmpty { try await execute(inserted.query) }
+        if !inserted.isEmpty { try send(inserted.query) }
         let count = updated.quote.count
         guard count > 0 else { return }
-        let changed = try await query(updated.query).count
-        guard changed == count else {
-            throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
+        try send(updated.query) { changed throws(StoreError) in
+            guard changed == count else {
+                throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
+            }
         }
     }
 
@@ -501,8 +550,8 @@ final class PostgresTransaction: StoreTransaction {
         columns.waitMechanic.append(waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
     }
 
-    /// Inserts the events, numbered as in the log, in one statement.
-    private func writeEvents() async throws(StoreError) {
+    /// Sends the statement that inserts the events, numbered as in the log, in one statement.
+    private func sendEvents() throws(StoreError) {
         let offset = sequenceOffset
         var events = BatchStatements.InsertEvents()
         for entry in pending.events {
@@ -517,7 +566,7 @@ final class PostgresTransaction: StoreTransaction {
             events.actor.append(entry.event.by)
         }
         guard !events.isEmpty else { return }
-        try await execute(events.query)
+        try send(events.query)
     }
 
     // MARK: Savepoints
@@ -533,8 +582,8 @@ final class PostgresTransaction: StoreTransaction {
         guard let saved = savepoints.popLast() else { return }
         if saved.opened {
             let name = "s\(savepoints.count + 1)"
-            try await execute(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(name)"))
-            try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(name)"))
+            try send(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(name)"))
+            try send(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(name)"))
         }
         quoteIDs.giveBack(Array(takenIDs[saved.takenIDs...]))
         takenIDs.removeSubrange(saved.takenIDs...)
@@ -561,7 +610,7 @@ final class PostgresTransaction: StoreTransaction {
         guard let saved = savepoints.popLast() else { return }
         if savepoints.isEmpty { undo = [] }
         if saved.opened {
-            try await execute(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count + 1)"))
+            try send(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT s\(savepoints.count + 1)"))
         }
     }
 
@@ -569,24 +618,72 @@ final class PostgresTransaction: StoreTransaction {
     /// before its first write, or one that only added to what is pending, costs no round trip.
     private func willWrite() async throws(StoreError) {
         for index in savepoints.indices where !savepoints[index].opened {
-            try await execute(PostgresQuery(unsafeSQL: "SAVEPOINT s\(index + 1)"))
+            try send(PostgresQuery(unsafeSQL: "SAVEPOINT s\(index + 1)"))
             savepoints[index].opened = true
         }
     }
 
     // MARK: Statements
 
-    /// Runs `query`, built by the caller (binding a value may throw), and collects its rows.
+    /// Runs `query`, built by the caller (binding a value may throw), and collects its rows,
+    /// once every statement sent before it has succeeded.
     private func query(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) -> [PostgresRow] {
+        try await rows(of: try ask(try query()))
+    }
+
+    private func execute(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) {
+        _ = try await self.query(try query())
+    }
+
+    /// Sends `query` without waiting for its answer, which the next statement waited for
+    /// checks (with `check`, given its row count), or ``commit()``: a statement whose answer
+    /// nothing needs (`BEGIN`, a savepoint, the batch's rows) then costs no turn of its own
+    /// back to the caller. postgres-nio runs a connection's statements one after another, in
+    /// the order they were sent, and a failed one fails every later one in the transaction: the
+    /// first error is the one reported.
+    func send(
+        _ query: @autoclosure () throws -> PostgresQuery,
+        check: (@Sendable (Int) throws(StoreError) -> Void)? = nil
+    ) throws(StoreError) {
+        let answer = connection.query(try built(query), logger: logger)
+        if let check {
+            unanswered.append(answer.flatMapThrowing { try check($0.rows.count) })
+            unansweredChecked = true
+        } else {
+            unanswered.append(answer.map { _ in })
+        }
+    }
+
+    /// Sends `query`; its answer, once every statement sent before it has succeeded.
+    private func ask(_ query: @autoclosure () throws -> PostgresQuery) throws(StoreError)
+        -> EventLoopFuture<PostgresQueryResult>
+    {
+        waitForAll(then: connection.query(try built(query), logger: logger))
+    }
+
+    /// `last`, failed by the first of the statements sent before it that failed.
+    private func waitForAll<T: Sendable>(then last: EventLoopFuture<T>) -> EventLoopFuture<T> {
+        guard !unanswered.isEmpty else { return last }
+        let earlier = EventLoopFuture.andAllSucceed(unanswered, on: connection.eventLoop)
+        unanswered = []
+        unansweredChecked = false
+        return earlier.flatMap { last }
+    }
+
+    private func rows(of answer: EventLoopFuture<PostgresQueryResult>) async throws(StoreError) -> [PostgresRow] {
         do {
-            return try await connection.query(try query(), logger: logger).collect()
+            return try await answer.get().rows
         } catch {
             throw PostgresQuoteStore.storeError(error)
         }
     }
 
-    private func execute(_ query: @autoclosure () throws -> PostgresQuery) async throws(StoreError) {
-        _ = try await self.query(try query())
+    private func built(_ query: () throws -> PostgresQuery) throws(StoreError) -> PostgresQuery {
+        do {
+            return try query()
+        } catch {
+            throw PostgresQuoteStore.storeError(error)
+        }
     }
 
     private func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(StoreError)

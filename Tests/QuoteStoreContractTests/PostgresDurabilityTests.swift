@@ -28,4 +28,42 @@ struct PostgresDurabilityTests {
             #expect(error.message.contains("synchronous_commit is off"), "\(error)")
         }
     }
+
+    @Test(
+        "a batch whose rows fail as it commits (another daemon took its idempotency key) applies nothing, is known not applied, and leaves its connection usable"
+    )
+    func rowsRefusedAtTheEndAreNotApplied() async throws {
+        let contract = try await Contract(.postgres)
+        let other = try await contract.another()
+        let last = try await contract.store.lastSequence()
+        let checked = try CheckedSubmission(Contract.submission(), in: contract.catalog, at: contract.clock.now)
+        let failure = await #expect(throws: StoreError.self) {
+            _ = try await contract.store.write { transaction throws(StoreError) in
+                let results = try await contract.rules.applyBatch(
+                    requests: [CheckedRequest(.submit(checked, idempotencyKey: "taken", book: false), by: .anonymous)],
+                    catalog: .standard, in: transaction
+                ).results
+                // The key was free when this transaction looked; another daemon commits it now.
+                do {
+                    _ = try await contract.apply(
+                        [.submit(Contract.submission(), idempotencyKey: "taken", book: false)], on: other)[0].get()
+                } catch {
+                    throw StoreError(.database, "the other daemon's submission failed: \(error)")
+                }
+                return results
+            }
+        }
+        #expect(failure?.code == .database)
+        #expect(failure?.outcomeUnknown == false, "a statement before COMMIT failed: the transaction rolled back")
+        #expect(failure?.message.contains("23505") == true, "\(String(describing: failure))")
+        // The other daemon's quote and events alone.
+        #expect(try await contract.store.lastSequence() == last + 2)
+        #expect(try await contract.store.counts().values.reduce(0, +) == 1)
+        // The connection went back to the pool outside any transaction: later writes commit.
+        for _ in 0..<3 {
+            _ = try await contract.must(.submit(Contract.submission(), idempotencyKey: nil, book: false))
+        }
+        #expect(try await contract.store.lastSequence() == last + 8)
+        #expect(try await contract.store.integrityViolations().isEmpty)
+    }
 }
