@@ -153,8 +153,8 @@ final class PostgresTransaction: StoreTransaction {
     /// Sends `COMMIT` behind everything sent (after the checks of any that have one), and
     /// waits for all of it. An error from a statement before `COMMIT` (the transaction then
     /// ended without committing) is thrown as it is; one from `COMMIT` itself with
-    /// ``StoreError/outcomeUnknown``, as it may have committed, unless the server says it
-    /// rolled back (`busy`: a deadlock, a serialization failure).
+    /// `outcomeUnknown`, as it may have committed, unless the server says it rolled back
+    /// (`busy`: a deadlock, a serialization failure).
     func commit() async throws(StoreError) {
         // A check fails after its statement succeeded, without ending the transaction: it is
         // made before `COMMIT` is sent.
