@@ -206,18 +206,24 @@ extension PostgresQuoteStore {
     }
 
     /// `error` as a `StoreError`, with the server's message when it sent one.
+    /// Whether `error` says the connection was lost: the server's answer never came.
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        let lost: Set<PSQLError.Code> = [
+            .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
+        ]
+        return lost.contains(error.code)
+    }
+
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         if let error = error as? PSQLError {
             let message = error.serverInfo?[.message] ?? "\(error.code)"
             let state = error.serverInfo?[.sqlState] ?? "-"
             // The connection lost, or the server shutting down or starting (SQLSTATE 57P...).
-            let lost: Set<PSQLError.Code> = [
-                .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
-            ]
             // A standby refuses writes (25006, read-only transaction; 25P02 follows it in the same
             // transaction): the host is no longer the primary, and another may be.
-            let unavailable = lost.contains(error.code) || state.hasPrefix("57P") || state == "25006"
+            let unavailable = isConnectionLoss(error) || state.hasPrefix("57P") || state == "25006"
             // A deadlock or a serialization failure: the transaction was rolled back, and may
             // be run again.
             let conflict = state == "40P01" || state == "40001"

@@ -169,11 +169,13 @@ extension PostgresQuoteStore {
             // Idempotency keys and states compared byte by byte ("C"), as the customer columns
             // are: every new quote's row goes into both indexes, and the database's locale
             // (`C.UTF-8`, `en_US.UTF-8`...) would compare each pair through `strcoll`. Their
-            // indexes are rebuilt; the rows are not rewritten.
+            // indexes are rebuilt; the rows are not rewritten. The change drops the columns'
+            // statistics, which the planner needs: they are gathered again.
             "v10: keys and states in byte order",
             [
                 "ALTER TABLE quotes ALTER COLUMN idempotency_key TYPE TEXT COLLATE \"C\"",
                 "ALTER TABLE quotes ALTER COLUMN state TYPE TEXT COLLATE \"C\"",
+                "ANALYZE quotes (idempotency_key, state)",
             ]
         ),
     ]

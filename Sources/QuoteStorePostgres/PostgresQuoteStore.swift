@@ -113,11 +113,10 @@ public final class PostgresQuoteStore: QuoteStore {
                 try transaction.send("BEGIN ISOLATION LEVEL READ COMMITTED")
                 value = try await body(transaction)
                 try await transaction.finish()
-                // From here on the transaction may commit (a connection lost during COMMIT
-                // leaves it unknown): its quote ids are never handed out again.
                 try await transaction.commit()
             } catch {
-                // Its quote ids are handed back only if it did not commit.
+                // A transaction that may have committed (a connection lost during COMMIT) keeps
+                // its quote ids: they are never handed out again.
                 guard !error.outcomeUnknown else { throw error }
                 await Self.rollback(connection, after: error)
                 transaction.abandon()
@@ -126,7 +125,8 @@ public final class PostgresQuoteStore: QuoteStore {
             do throws(StoreError) {
                 try await Self.confirmReplicated(connection, replication)
             } catch {
-                throw error.code == .busy ? error : error.withUnknownOutcome
+                // It committed on the primary.
+                throw error.withUnknownOutcome
             }
             if let recorded = transaction.recordedCatalog {
                 self.advanceCurrency(to: recorded.currency, version: recorded.version)

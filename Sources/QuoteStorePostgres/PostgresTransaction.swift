@@ -151,40 +151,52 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     /// Sends `COMMIT` behind everything sent (after the checks of any that have one), and
-    /// waits for all of it. An error from a statement before `COMMIT` (the transaction then
-    /// ended without committing) is thrown as it is; one from `COMMIT` itself with
-    /// `outcomeUnknown`, as it may have committed, unless the server says it rolled back
-    /// (`busy`: a deadlock, a serialization failure).
+    /// waits for every answer; `COMMIT`'s decides.
+    /// - It committed, and nothing before it failed: done.
+    /// - It committed although a statement before it failed (a `ROLLBACK TO SAVEPOINT` after
+    ///   it can recover the transaction): applied, but not as the rules saw it, so the error is
+    ///   thrown with `outcomeUnknown`, never acknowledged.
+    /// - It answered `ROLLBACK` (a statement before it failed and ended the transaction): not
+    ///   applied; the first error is thrown as it is.
+    /// - It failed itself: `outcomeUnknown`, unless the server says it rolled back (`busy`: a
+    ///   deadlock, a serialization failure), or a statement before it lost the connection, so
+    ///   that `COMMIT` was never sent (postgres-nio sends a statement after the last one's
+    ///   answer).
     func commit() async throws(StoreError) {
         // A check fails after its statement succeeded, without ending the transaction: it is
         // made before `COMMIT` is sent.
-        if unansweredChecked {
-            do {
-                try await waitForAll(then: connection.eventLoop.makeSucceededVoidFuture()).get()
-            } catch {
-                throw PostgresQuoteStore.storeError(error)
-            }
+        if unansweredChecked { try await settle() }
+        let earlier = EventLoopFuture.whenAllComplete(unanswered, on: connection.eventLoop)
+        unanswered = []
+        let committed = connection.query("COMMIT", logger: logger).map {
+            Result<String, any Error>.success($0.metadata.command)
         }
-        let committed = connection.query("COMMIT", logger: logger).flatMapErrorThrowing { error in
-            throw CommitFailure(error: PostgresQuoteStore.storeError(error))
-        }.flatMapThrowing { result in
-            // A transaction a failed statement ended answers `COMMIT` with `ROLLBACK`.
-            guard result.metadata.command == "COMMIT" else {
-                throw StoreError(.database, "PostgreSQL: the transaction was rolled back instead of committed")
-            }
-        }
+        .recover { .failure($0) }
+        let (before, answer): ([Result<Void, any Error>], Result<String, any Error>)
         do {
-            try await waitForAll(then: committed).get()
-        } catch let failure as CommitFailure {
-            throw failure.error.code == .busy ? failure.error : failure.error.withUnknownOutcome
+            (before, answer) = try await earlier.and(committed).get()
         } catch {
-            throw PostgresQuoteStore.storeError(error)
+            throw PostgresQuoteStore.storeError(error)  // Neither fails; kept for the type.
         }
-    }
-
-    /// The error of `COMMIT` itself, told apart from the statements' before it.
-    private struct CommitFailure: Error {
-        let error: StoreError
+        var firstFailure: (any Error)?
+        for case .failure(let error) in before {
+            firstFailure = error
+            break
+        }
+        switch (answer, firstFailure) {
+        case (.success("COMMIT"), nil):
+            return
+        case (.success("COMMIT"), let failure?):
+            throw PostgresQuoteStore.storeError(failure).withUnknownOutcome
+        case (.success, let failure):
+            throw failure.map(PostgresQuoteStore.storeError)
+                ?? StoreError(.database, "PostgreSQL: the transaction was rolled back instead of committed")
+        case (.failure, let failure?) where PostgresQuoteStore.isConnectionLoss(failure):
+            throw PostgresQuoteStore.storeError(failure)
+        case (.failure(let error), _):
+            let failure = PostgresQuoteStore.storeError(error)
+            throw failure.code == .busy ? failure : failure.withUnknownOutcome
+        }
     }
 
     /// Hands back the quote ids taken, when the transaction did not commit.
@@ -240,7 +252,15 @@ final class PostgresTransaction: StoreTransaction {
     }
 
     func nextQuoteID() async throws(StoreError) -> QuoteID {
-        let id = try await quoteIDs.take(on: connection, logger: logger)
+        let id: Int64
+        if let inHand = quoteIDs.takeInHand() {
+            id = inHand
+        } else {
+            guard let row = try await query("SELECT nextval('quote_ids')").first else {
+                throw StoreError(.corrupt, "the quote_ids sequence gave no value")
+            }
+            id = try quoteIDs.take(fromBlockAt: try decode(row, as: Int64.self))
+        }
         takenIDs.append(id)
         return QuoteID(id)
     }
@@ -639,8 +659,8 @@ final class PostgresTransaction: StoreTransaction {
     /// checks (with `check`, given its row count), or ``commit()``: a statement whose answer
     /// nothing needs (`BEGIN`, a savepoint, the batch's rows) then costs no turn of its own
     /// back to the caller. postgres-nio runs a connection's statements one after another, in
-    /// the order they were sent, and a failed one fails every later one in the transaction: the
-    /// first error is the one reported.
+    /// the order they were sent; after one fails, the transaction's later statements fail too
+    /// (until a `ROLLBACK TO SAVEPOINT`), and the first error is the one reported.
     func send(
         _ query: @autoclosure () throws -> PostgresQuery,
         check: (@Sendable (Int) throws(StoreError) -> Void)? = nil
@@ -668,6 +688,18 @@ final class PostgresTransaction: StoreTransaction {
         unanswered = []
         unansweredChecked = false
         return earlier.flatMap { last }
+    }
+
+    /// Waits for the statements sent without waiting, before statements this type does not
+    /// send itself (the catalog's): an earlier failure is then reported as itself, not as the
+    /// failed transaction it left.
+    private func settle() async throws(StoreError) {
+        guard !unanswered.isEmpty else { return }
+        do {
+            try await waitForAll(then: connection.eventLoop.makeSucceededVoidFuture()).get()
+        } catch {
+            throw PostgresQuoteStore.storeError(error)
+        }
     }
 
     private func rows(of answer: EventLoopFuture<PostgresQueryResult>) async throws(StoreError) -> [PostgresRow] {
@@ -716,6 +748,7 @@ extension PostgresTransaction {
     }
 
     func catalog() async throws(StoreError) -> Catalog {
+        try await settle()
         guard let catalog = try await PostgresQuoteStore.loadCatalog(on: connection, lock: false) else {
             throw StoreError(.corrupt, "the database holds no catalog")
         }
@@ -757,6 +790,7 @@ extension PostgresTransaction {
         try await willWrite()
         let ids = catalog.mechanics.map(\.id.rawValue)
         try await execute("SELECT id FROM mechanics WHERE active AND NOT (id = ANY(\(ids))) FOR UPDATE")
+        try await settle()
         try await PostgresQuoteStore.sync(catalog, on: connection, logger: logger)
         currency = catalog.currency
     }
@@ -771,6 +805,7 @@ extension PostgresTransaction {
 
     func recordCatalog(_ catalog: Catalog) async throws(StoreError) {
         try await willWrite()
+        try await settle()
         try await PostgresQuoteStore.record(catalog, on: connection)
         recordedCatalog = (catalog.version, catalog.currency)
     }

@@ -1,4 +1,3 @@
-import PostgresNIO
 import QuoteStore
 import Synchronization
 
@@ -20,18 +19,14 @@ final class QuoteIDBlocks: Sendable {
 
     init() {}
 
-    /// An id never handed out before, reserving a new block on `connection` when the current
-    /// one is used up.
-    func take(on connection: PostgresConnection, logger: Logger) async throws(StoreError) -> Int64 {
-        if let id = state.withLock({ state in Self.take(&state) }) { return id }
-        let start: Int64
-        do {
-            let rows = try await connection.query("SELECT nextval('quote_ids')", logger: logger).collect()
-            guard let row = rows.first else { throw StoreError(.corrupt, "the quote_ids sequence gave no value") }
-            start = try row.decode(Int64.self)
-        } catch {
-            throw PostgresQuoteStore.storeError(error)
-        }
+    /// An id never handed out before from the block in hand, or `nil` when it is used up:
+    /// then ``take(fromBlockAt:)`` with a new block's start (`nextval('quote_ids')`).
+    func takeInHand() -> Int64? {
+        state.withLock { state in Self.take(&state) }
+    }
+
+    /// An id from the block that starts at `start`, which `nextval('quote_ids')` reserved.
+    func take(fromBlockAt start: Int64) throws(StoreError) -> Int64 {
         let id = state.withLock { state in
             // Another transaction may have reserved a block meanwhile: that one is used first,
             // and this one is left unused.
