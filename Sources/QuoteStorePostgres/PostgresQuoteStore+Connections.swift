@@ -205,7 +205,6 @@ extension PostgresQuoteStore {
         }
     }
 
-    /// `error` as a `StoreError`, with the server's message when it sent one.
     /// Whether `error` says the connection was lost: the server's answer never came.
     static func isConnectionLoss(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return false }
@@ -215,6 +214,7 @@ extension PostgresQuoteStore {
         return lost.contains(error.code)
     }
 
+    /// `error` as a `StoreError`, with the server's message when it sent one.
     static func storeError(_ error: any Error) -> StoreError {
         if let error = error as? StoreError { return error }
         if let error = error as? PSQLError {
