@@ -115,8 +115,11 @@ struct Bench {
         let threadsBefore = ThreadTimes.of(process: daemon.processIdentifier)
         let threadsFrom = ContinuousClock.now
         let activityBefore = try all.map { try self.activity($0.commands, curve: keys) }
+        let serverBefore = point.postgres == nil ? [:] : ProcessCPU.named("postgres")
         let result = try LoadDriver(context: context, plan: plan).run()
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
+        let serverCPU =
+            serverBefore.isEmpty ? nil : ProcessCPU.used(from: serverBefore, to: ProcessCPU.named("postgres"))
         let threadsAfter = ThreadTimes.of(process: daemon.processIdentifier)
         let threads = ThreadTimes.summary(
             from: threadsBefore, to: threadsAfter, over: (ContinuousClock.now - threadsFrom).seconds)
@@ -146,6 +149,17 @@ struct Bench {
                 Data("# \(label): threads (ran, waited for a core, switches/s): \(threads)\n".utf8))
         }
         let cpu = cpuEach.reduce(0, +)
+        if let serverCPU, result.elapsed > 0, result.replies > 0 {
+            // The database's share of a submission beside quoted's, on the same cores.
+            let replies = Double(result.replies)
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format:
+                            "# %@: PostgreSQL (every postgres process here) used %.2f cores, %.1f us a reply; quoted %.1f us\n",
+                        label, serverCPU / result.elapsed, serverCPU / replies * 1e6, cpu / replies * 1e6
+                    ).utf8))
+        }
         if all.count > 1, result.elapsed > 0 {
             let each = cpuEach.map { String(format: "%.2f", $0 / result.elapsed) }.joined(separator: ", ")
             FileHandle.standardError.write(Data("# \(label): cores used by each daemon: \(each)\n".utf8))

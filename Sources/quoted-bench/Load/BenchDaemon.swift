@@ -98,15 +98,7 @@ final class BenchDaemon {
     var processIdentifier: Int32 { process.processIdentifier }
 
     /// User plus system CPU seconds quoted has used so far.
-    var cpuSeconds: Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name; utime and stime are the 14th and 15th of the line.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    var cpuSeconds: Double { ProcessCPU.seconds(of: process.processIdentifier) ?? 0 }
 
     /// Peak resident memory (VmHWM) in MiB.
     var peakResidentMiB: Double { Double(statusField("VmHWM:")) / 1024 }
