@@ -172,12 +172,8 @@ final class PostgresTransaction: StoreTransaction {
             Result<String, any Error>.success($0.metadata.command)
         }
         .recover { .failure($0) }
-        let (before, answer): ([Result<Void, any Error>], Result<String, any Error>)
-        do {
-            (before, answer) = try await earlier.and(committed).get()
-        } catch {
-            throw PostgresQuoteStore.storeError(error)  // Neither fails; kept for the type.
-        }
+        // Neither future fails: each answer is a `Result`.
+        let (before, answer) = try await value(of: earlier.and(committed))
         var firstFailure: (any Error)?
         for case .failure(let error) in before {
             firstFailure = error
@@ -695,16 +691,17 @@ final class PostgresTransaction: StoreTransaction {
     /// failed transaction it left.
     private func settle() async throws(StoreError) {
         guard !unanswered.isEmpty else { return }
-        do {
-            try await waitForAll(then: connection.eventLoop.makeSucceededVoidFuture()).get()
-        } catch {
-            throw PostgresQuoteStore.storeError(error)
-        }
+        try await value(of: waitForAll(then: connection.eventLoop.makeSucceededVoidFuture()))
     }
 
     private func rows(of answer: EventLoopFuture<PostgresQueryResult>) async throws(StoreError) -> [PostgresRow] {
+        try await value(of: answer).rows
+    }
+
+    /// What `future` comes to, its failure as a `StoreError`.
+    private func value<T: Sendable>(of future: EventLoopFuture<T>) async throws(StoreError) -> T {
         do {
-            return try await answer.get().rows
+            return try await future.get()
         } catch {
             throw PostgresQuoteStore.storeError(error)
         }
