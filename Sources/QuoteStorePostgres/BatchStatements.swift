@@ -85,7 +85,7 @@ enum BatchStatements {
         var waitSkill = ColumnValues<Int32>()
         var waitMechanic = ColumnValues<Int64>()
 
-        var count: Int { id.values.count }
+        var count: Int { id.count }
 
         fileprivate func bind(to bindings: inout PostgresBindings) {
             bindings.append(id)
@@ -119,7 +119,7 @@ enum BatchStatements {
         var data = ColumnValues<ByteBuffer>()
         var actor = ColumnValues<String>()
 
-        var isEmpty: Bool { seq.values.isEmpty }
+        var isEmpty: Bool { seq.count == 0 }
 
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 9)
@@ -147,12 +147,4 @@ protocol BatchStatement: Sendable {
 extension BatchStatement {
     /// The statement with its values.
     var query: PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: makeBindings()) }
-}
-
-extension ByteBuffer {
-    /// The bytes of `data`, for a `bytea` array.
-    init(bytesOf data: [UInt8]) {
-        self.init()
-        writeBytes(data)
-    }
 }

@@ -48,6 +48,9 @@ final class PostgresTransaction: StoreTransaction {
     /// Idempotency keys read ahead (``prefetch(idempotencyKeys:)``): the quote submitted under
     /// each before this transaction, or `nil` for none.
     private var prefetched: [String: Quote?] = [:]
+    /// The keys of a prefetch sent and not read yet, with its answer: read when a key is
+    /// first looked up, so that the statements after it need not wait for it.
+    private var prefetching: (keys: [String], answer: EventLoopFuture<PostgresQueryResult>)?
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
     /// The answers of statements sent without waiting (``send(_:check:)``), oldest first.
@@ -82,6 +85,9 @@ final class PostgresTransaction: StoreTransaction {
         /// Its place in line as stored, when it was put at the front (``putFirstInLine(_:)``):
         /// before everyone in line when the transaction looked.
         var waitFront: Int64?
+        /// `quote` encoded, when its event's data already is (a new submission's): not encoded
+        /// twice.
+        var document: [UInt8]?
     }
 
     private struct PendingEvent {
@@ -126,8 +132,8 @@ final class PostgresTransaction: StoreTransaction {
 
     /// Takes the block of sequence numbers and sends what is pending: the last statements
     /// before `COMMIT`, which ``commit()`` sends behind them. The counters row stays locked
-    /// until then, and the commit notifies the other daemons. The quotes' documents, which do
-    /// not depend on their numbers, are encoded while the counters' answer comes.
+    /// until then, and the commit notifies the other daemons. What does not depend on the
+    /// numbers (the quotes' documents, most columns) is built while the counters' answer comes.
     func finish() async throws(StoreError) {
         guard !pending.events.isEmpty || !pending.quotes.isEmpty else { return }
         let counters =
@@ -138,16 +144,16 @@ final class PostgresTransaction: StoreTransaction {
                     notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), \(instance)) FROM bump)
                 SELECT last_seq FROM bump, notified
                 """) : nil
-        let documents = pending.quotes.map { ByteBuffer(bytesOf: QuoteCodec.encode($0.quote)) }
+        var rows = unnumberedRows()
         if let counters {
-            guard let row = try await rows(of: counters).first else {
+            guard let row = try await self.rows(of: counters).first else {
                 throw StoreError(.corrupt, "the counters row is missing")
             }
             let last: Int64 = try decode(row, as: Int64.self)
             sequenceOffset = last - lastSeq
         }
-        try sendQuotes(documents: documents)
-        try sendEvents()
+        number(&rows, offset: sequenceOffset)
+        try send(rows)
     }
 
     /// Sends `COMMIT` behind everything sent (after the checks of any that have one), and
@@ -232,19 +238,27 @@ final class PostgresTransaction: StoreTransaction {
 
     func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
         if let index = pending.byKey[key] { return pending.quotes[index].quote }
+        if let (keys, answer) = prefetching {
+            prefetching = nil
+            for key in keys { prefetched[key] = .some(nil) }
+            for row in try await rows(of: answer) {
+                let (key, data) = try decode(row, as: (String, Data).self)
+                prefetched[key] = .some(try Self.quote(data))
+            }
+        }
         if let known = prefetched[key] { return known }
         let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key) FOR UPDATE")
         guard let row = rows.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
     }
 
+    /// Sends the look-up without waiting: its answer is read at the first key looked up
+    /// (``quote(idempotencyKey:)``), and the statements sent after it wait for it like for any
+    /// statement sent before them.
     func prefetch(idempotencyKeys keys: [String]) async throws(StoreError) {
-        let rows = try await query("SELECT idempotency_key, data FROM quotes WHERE idempotency_key = ANY(\(keys))")
-        for key in keys { prefetched[key] = .some(nil) }
-        for row in rows {
-            let (key, data) = try decode(row, as: (String, Data).self)
-            prefetched[key] = .some(try Self.quote(data))
-        }
+        let answer = try ask("SELECT idempotency_key, data FROM quotes WHERE idempotency_key = ANY(\(keys))")
+        unanswered.append(answer.map { _ in })
+        prefetching = (keys, answer)
     }
 
     func nextQuoteID() async throws(StoreError) -> QuoteID {
@@ -276,17 +290,21 @@ final class PostgresTransaction: StoreTransaction {
         insert(
             priced, idempotencyKey: key,
             history: StateChange.submission(
-                pricedTo: priced.status, at: now, submittedSeq: events[0].seq, pricedSeq: events[1].seq))
+                pricedTo: priced.status, at: now, submittedSeq: events[0].seq, pricedSeq: events[1].seq),
+            // The priced event's row holds the priced quote, encoded (`append`).
+            document: pending.events.last?.data)
         return .inserted(priced, events: events)
     }
 
-    private func insert(_ quote: Quote, idempotencyKey key: String?, history steps: [StateChange]) {
+    private func insert(
+        _ quote: Quote, idempotencyKey key: String?, history steps: [StateChange], document: [UInt8]?
+    ) {
         pending.byID[quote.id.rawValue] = pending.quotes.count
         if let key { pending.byKey[key] = pending.quotes.count }
         pending.quotes.append(
             PendingQuote(
                 quote: quote, isNew: true, key: key, committed: Data(), steps: steps,
-                waitSeq: quote.status == .waiting ? steps.last?.seq : nil))
+                waitSeq: quote.status == .waiting ? steps.last?.seq : nil, document: document))
     }
 
     func update(_ quote: Quote, step: StateChange) async throws(StoreError) {
@@ -310,6 +328,7 @@ final class PostgresTransaction: StoreTransaction {
         }
         changeQuote(at: index) { entry in
             entry.quote = quote
+            entry.document = nil
             entry.steps.append(step)
             entry.waitSeq = quote.status == .waiting ? step.seq : nil
             entry.waitFront = nil
@@ -507,82 +526,93 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Writing what is pending
 
-    /// Sends the statements that insert the new quotes and update the changed ones, their
-    /// steps and places in line numbered as in the log: one statement each
-    /// (``BatchStatements``). `documents` are the quotes' encoded documents, in order.
-    private func sendQuotes(documents: [ByteBuffer]) throws(StoreError) {
-        let offset = sequenceOffset
+    /// The statements that write what is pending (``BatchStatements``): the new quotes, the
+    /// changed ones, the events.
+    private struct Rows {
         var inserted = BatchStatements.InsertQuotes()
         var updated = BatchStatements.UpdateQuotes()
-        for (entry, data) in zip(pending.quotes, documents) {
+        var events = BatchStatements.InsertEvents()
+    }
+
+    /// What is pending, all but what depends on its numbers in the log (the history of each
+    /// quote, its place in line, each event's number): built while the counters' answer comes.
+    private func unnumberedRows() -> Rows {
+        var rows = Rows()
+        for entry in pending.quotes {
             let quote = entry.quote
-            let history = ByteBuffer(bytesOf: history(of: entry, offset: offset))
+            let data = entry.document ?? QuoteCodec.encode(quote)
             if entry.isNew {
-                append(entry, data: data, history: history, offset: offset, to: &inserted.quote)
-                inserted.idempotencyKey.append(entry.key)
-                inserted.currency.append(currency.code)
-                inserted.submittedAt.append(StoredTime.milliseconds(quote.submittedAt))
-                inserted.customerEmail.append(StoredCustomer.email(of: quote))
-                inserted.customerName.append(StoredCustomer.name(of: quote))
+                append(entry, data: data, to: &rows.inserted.quote)
+                rows.inserted.idempotencyKey.append(entry.key)
+                rows.inserted.currency.append(currency.code)
+                rows.inserted.submittedAt.append(StoredTime.milliseconds(quote.submittedAt))
+                rows.inserted.customerEmail.append(StoredCustomer.email(of: quote))
+                rows.inserted.customerName.append(StoredCustomer.name(of: quote))
             } else {
-                append(entry, data: data, history: history, offset: offset, to: &updated.quote)
+                append(entry, data: data, to: &rows.updated.quote)
             }
         }
-        if !inserted.isEmpty { try send(inserted.query) }
-        let count = updated.quote.count
-        guard count > 0 else { return }
-        try send(updated.query) { changed throws(StoreError) in
-            guard changed == count else {
-                throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
-            }
+        for entry in pending.events {
+            rows.events.at.append(nowMilliseconds)
+            rows.events.type.append(entry.event.type)
+            rows.events.quote.append(entry.event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
+            rows.events.mechanic.append(entry.mechanic)
+            rows.events.from.append(entry.from)
+            rows.events.to.append(entry.to)
+            rows.events.data.append(bytes: entry.data)
+            rows.events.actor.append(entry.event.by)
         }
+        return rows
     }
 
-    private func history(of entry: PendingQuote, offset: Int64) -> [UInt8] {
-        HistoryCodec.appending(
-            entry.steps.map { change in
-                var change = change
-                change.seq += offset
-                return change
-            }, to: entry.committed)
-    }
-
-    /// Appends what a change can alter of `entry`'s row; its place in line numbered as in the log.
-    private func append(
-        _ entry: PendingQuote, data: ByteBuffer, history: ByteBuffer, offset: Int64,
-        to columns: inout BatchStatements.QuoteColumns
-    ) {
+    /// Appends what a change can alter of `entry`'s row, but its history and place in line.
+    private func append(_ entry: PendingQuote, data: [UInt8], to columns: inout BatchStatements.QuoteColumns) {
         let quote = entry.quote
+        let waits = entry.waitSeq != nil
         columns.id.append(quote.id.rawValue)
         columns.state.append(quote.status.rawValue)
         columns.mechanic.append(quote.mechanic?.id.rawValue)
         columns.priceCents.append(quote.price?.cents)
         columns.updatedAt.append(StoredTime.milliseconds(quote.updatedAt))
-        columns.data.append(data)
-        columns.history.append(history)
-        let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
-        columns.waitSeq.append(waitSeq)
-        columns.waitSkill.append(waitSeq == nil ? nil : Int32(quote.request.requiredSkill.rawValue))
-        columns.waitMechanic.append(waitSeq == nil ? nil : quote.waitingFor?.id.rawValue)
+        columns.data.append(bytes: data)
+        columns.waitSkill.append(waits ? Int32(quote.request.requiredSkill.rawValue) : nil)
+        columns.waitMechanic.append(waits ? quote.waitingFor?.id.rawValue : nil)
     }
 
-    /// Sends the statement that inserts the events, numbered as in the log, in one statement.
-    private func sendEvents() throws(StoreError) {
-        let offset = sequenceOffset
-        var events = BatchStatements.InsertEvents()
-        for entry in pending.events {
-            events.seq.append(entry.event.seq + offset)
-            events.at.append(nowMilliseconds)
-            events.type.append(entry.event.type)
-            events.quote.append(entry.event.quoteID?.rawValue ?? StoredEvent.Kind.noQuote)
-            events.mechanic.append(entry.mechanic)
-            events.from.append(entry.from)
-            events.to.append(entry.to)
-            events.data.append(ByteBuffer(bytesOf: entry.data))
-            events.actor.append(entry.event.by)
+    /// Adds to `rows` what depends on the numbers in the log: this transaction's numbers
+    /// plus `offset`.
+    private func number(_ rows: inout Rows, offset: Int64) {
+        for entry in pending.quotes {
+            let history = HistoryCodec.appending(
+                entry.steps.map { change in
+                    var change = change
+                    change.seq += offset
+                    return change
+                }, to: entry.committed)
+            let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
+            if entry.isNew {
+                rows.inserted.quote.history.append(bytes: history)
+                rows.inserted.quote.waitSeq.append(waitSeq)
+            } else {
+                rows.updated.quote.history.append(bytes: history)
+                rows.updated.quote.waitSeq.append(waitSeq)
+            }
         }
-        guard !events.isEmpty else { return }
-        try send(events.query)
+        for entry in pending.events { rows.events.seq.append(entry.event.seq + offset) }
+    }
+
+    /// Sends the statements of `rows`: one each, the changed quotes' checked for a row each.
+    private func send(_ rows: Rows) throws(StoreError) {
+        if !rows.inserted.isEmpty { try send(rows.inserted.query) }
+        let count = rows.updated.quote.count
+        if count > 0 {
+            try send(rows.updated.query) { changed throws(StoreError) in
+                guard changed == count else {
+                    throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
+                }
+            }
+        }
+        if !rows.events.isEmpty { try send(rows.events.query) }
     }
 
     // MARK: Savepoints
