@@ -226,8 +226,15 @@ public struct Rulebook: Sendable {
         refreshing: Bool = false
     ) async throws(StoreError) -> (results: [Result<CommandOutcome, QuoteError>], catalog: Catalog?) {
         let catalog = BatchCatalog(snapshot)
-        let changesCatalog = requests.contains(where: \.command.changesCatalog)
-        // One look at each command: may it put a quote in the wait-list, or serve the line?
+        if requests.contains(where: \.command.changesCatalog) {
+            // The catalog's lock before any other: taken after the rows a booking locks, it
+            // would order locks unlike a transaction that only books.
+            _ = try await catalog.refresh(in: transaction, forChange: true)
+        } else if refreshing {
+            _ = try await catalog.refresh(in: transaction, forChange: false)
+        }
+        // Then the wait-list's, before any row: held alone by a batch that may put a quote in
+        // line, shared by those that only free mechanics. One look at each command.
         var mayServeLine = false
         var mayPutInLine = false
         for request in requests {
@@ -237,28 +244,14 @@ public struct Rulebook: Sendable {
             }
             mayServeLine = mayServeLine || request.command.mayServeLine
         }
+        if mayPutInLine || mayServeLine { try await transaction.lockWaitList(mayPutInLine: mayPutInLine) }
+        var results: [Result<CommandOutcome, QuoteError>] = []
+        results.reserveCapacity(requests.count)
         let keys = requests.compactMap { request -> String? in
             if case .submit(_, let key?, _, _) = request.command { return key }
             return nil
         }
-        let locks = changesCatalog || mayPutInLine || mayServeLine
-        // A batch that takes no lock looks its keys up first: a store may send the look-up with
-        // the catalog's and wait for both at once. One that does, after its locks: a look-up
-        // sent before a wait for a lock would be as old as the wait.
-        if !locks && !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
-        if changesCatalog {
-            // The catalog's lock before any other: taken after the rows a booking locks, it
-            // would order locks unlike a transaction that only books.
-            _ = try await catalog.refresh(in: transaction, forChange: true)
-        } else if refreshing {
-            _ = try await catalog.refresh(in: transaction, forChange: false)
-        }
-        // Then the wait-list's, before any row: held alone by a batch that may put a quote in
-        // line, shared by those that only free mechanics.
-        if mayPutInLine || mayServeLine { try await transaction.lockWaitList(mayPutInLine: mayPutInLine) }
-        if locks && !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
-        var results: [Result<CommandOutcome, QuoteError>] = []
-        results.reserveCapacity(requests.count)
+        if !keys.isEmpty { try await transaction.prefetch(idempotencyKeys: keys) }
         for request in requests {
             let steps = Steps(transaction: transaction, actor: request.actor)
             results.append(

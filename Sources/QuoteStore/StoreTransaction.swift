@@ -27,9 +27,8 @@ public protocol StoreTransaction: AnyObject {
     func quote(idempotencyKey: String) async throws(StoreError) -> Quote?
 
     /// Says which idempotency keys ``quote(idempotencyKey:)`` is about to be asked for, so
-    /// that a store whose every statement is a round trip can read them all at once (and need
-    /// not wait for the answer before the first key is asked for). Optional: the answers must
-    /// be the same without it.
+    /// that a store whose every statement is a round trip can read them all at once. Optional:
+    /// the answers must be the same without it.
     func prefetch(idempotencyKeys: [String]) async throws(StoreError)
 
     /// A quote id never handed out before. An id taken by a command that is then undone

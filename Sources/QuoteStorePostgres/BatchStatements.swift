@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import QuoteStore
 
 /// The statements that write a batch's rows, last before `COMMIT`: each column's values bound
 /// as one array and turned back into rows by `unnest`, so that a statement's text is short and
@@ -32,6 +33,12 @@ enum BatchStatements {
 
         var isEmpty: Bool { quote.count == 0 }
 
+        var columnCounts: [Int] {
+            quote.columnCounts + [
+                idempotencyKey.count, currency.count, submittedAt.count, customerEmail.count, customerName.count,
+            ]
+        }
+
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 15)
             quote.bind(to: &bindings)
@@ -62,6 +69,8 @@ enum BatchStatements {
 
         var quote = QuoteColumns()
 
+        var columnCounts: [Int] { quote.columnCounts }
+
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 10)
             quote.bind(to: &bindings)
@@ -86,6 +95,13 @@ enum BatchStatements {
         var waitMechanic = ColumnValues<Int64>()
 
         var count: Int { id.count }
+
+        var columnCounts: [Int] {
+            [
+                id.count, state.count, mechanic.count, priceCents.count, updatedAt.count, data.count,
+                history.count, waitSeq.count, waitSkill.count, waitMechanic.count,
+            ]
+        }
 
         fileprivate func bind(to bindings: inout PostgresBindings) {
             bindings.append(id)
@@ -121,6 +137,13 @@ enum BatchStatements {
 
         var isEmpty: Bool { seq.count == 0 }
 
+        var columnCounts: [Int] {
+            [
+                seq.count, at.count, type.count, quote.count, mechanic.count, from.count, to.count, data.count,
+                actor.count,
+            ]
+        }
+
         func makeBindings() -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 9)
             bindings.append(seq)
@@ -141,10 +164,21 @@ enum BatchStatements {
 /// A statement of fixed text and the values it binds.
 protocol BatchStatement: Sendable {
     static var sql: String { get }
+    /// Each column's number of values: `unnest` pads a shorter array with NULLs, so a column
+    /// left short would write NULLs, not fail.
+    var columnCounts: [Int] { get }
     func makeBindings() -> PostgresBindings
 }
 
 extension BatchStatement {
-    /// The statement with its values.
-    var query: PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: makeBindings()) }
+    /// The statement with its values; an error if its columns are not all as long.
+    var query: PostgresQuery {
+        get throws(StoreError) {
+            let counts = columnCounts
+            guard counts.allSatisfy({ $0 == counts.first }) else {
+                throw StoreError(.database, "integrity: a batch's columns have \(counts) values; they must be as many")
+            }
+            return PostgresQuery(unsafeSQL: Self.sql, binds: makeBindings())
+        }
+    }
 }

@@ -48,9 +48,6 @@ final class PostgresTransaction: StoreTransaction {
     /// Idempotency keys read ahead (``prefetch(idempotencyKeys:)``): the quote submitted under
     /// each before this transaction, or `nil` for none.
     private var prefetched: [String: Quote?] = [:]
-    /// The keys of a prefetch sent and not read yet, with its answer: read when a key is
-    /// first looked up, so that the statements after it need not wait for it.
-    private var prefetching: (keys: [String], answer: EventLoopFuture<PostgresQueryResult>)?
     /// What to add to the numbers handed out here, once ``finish()`` has taken their block.
     private(set) var sequenceOffset: Int64 = 0
     /// The answers of statements sent without waiting (``send(_:check:)``), oldest first.
@@ -238,27 +235,19 @@ final class PostgresTransaction: StoreTransaction {
 
     func quote(idempotencyKey key: String) async throws(StoreError) -> Quote? {
         if let index = pending.byKey[key] { return pending.quotes[index].quote }
-        if let (keys, answer) = prefetching {
-            prefetching = nil
-            for key in keys { prefetched[key] = .some(nil) }
-            for row in try await rows(of: answer) {
-                let (key, data) = try decode(row, as: (String, Data).self)
-                prefetched[key] = .some(try Self.quote(data))
-            }
-        }
         if let known = prefetched[key] { return known }
         let rows = try await query("SELECT data FROM quotes WHERE idempotency_key = \(key) FOR UPDATE")
         guard let row = rows.first else { return nil }
         return try Self.quote(try decode(row, as: Data.self))
     }
 
-    /// Sends the look-up without waiting: its answer is read at the first key looked up
-    /// (``quote(idempotencyKey:)``), and the statements sent after it wait for it like for any
-    /// statement sent before them.
     func prefetch(idempotencyKeys keys: [String]) async throws(StoreError) {
-        let answer = try ask("SELECT idempotency_key, data FROM quotes WHERE idempotency_key = ANY(\(keys))")
-        unanswered.append(answer.map { _ in })
-        prefetching = (keys, answer)
+        let rows = try await query("SELECT idempotency_key, data FROM quotes WHERE idempotency_key = ANY(\(keys))")
+        for key in keys { prefetched[key] = .some(nil) }
+        for row in rows {
+            let (key, data) = try decode(row, as: (String, Data).self)
+            prefetched[key] = .some(try Self.quote(data))
+        }
     }
 
     func nextQuoteID() async throws(StoreError) -> QuoteID {
