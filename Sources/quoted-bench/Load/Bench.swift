@@ -116,7 +116,11 @@ struct Bench {
         let threadsFrom = ContinuousClock.now
         let activityBefore = try all.map { try self.activity($0.commands, curve: keys) }
         let serverBefore = point.postgres == nil ? [:] : ProcessCPU.named("postgres")
+        // The disk's flushes, for a store on this machine's disk (SQLite's, in the state directory).
+        let disk = point.postgres == nil ? DiskFlushes(holding: daemon.stateDirectory) : nil
+        let flushesBefore = disk?.count()
         let result = try LoadDriver(context: context, plan: plan).run()
+        let flushes = disk?.count().flatMap { after in flushesBefore.map { after &- $0 } }
         let cpuEach = zip(all, cpuBefore).map { $0.cpuSeconds - $1 }
         let serverCPU =
             serverBefore.isEmpty ? nil : ProcessCPU.used(from: serverBefore, to: ProcessCPU.named("postgres"))
@@ -131,7 +135,14 @@ struct Bench {
             // per batch tell how well they group.
             let rate = String(format: "%.0f", Double(committed) / result.elapsed)
             let each = String(format: "%.1f", Double(result.replies) / Double(committed))
-            FileHandle.standardError.write(Data("# \(label): \(rate) batches/s, \(each) requests each\n".utf8))
+            // What a commit costs the disk: an `fdatasync` is one flush or more (the file
+            // system's journal), and the checkpoints add theirs.
+            let flushed = flushes.map {
+                String(
+                    format: ", %.2f disk flushes a batch (the device's, whoever asked)", Double($0) / Double(committed))
+            }
+            FileHandle.standardError.write(
+                Data("# \(label): \(rate) batches/s, \(each) requests each\(flushed ?? "")\n".utf8))
         }
         if point.rate != nil, result.late.count > 0 {
             // The generator's own delay is part of every latency it reports.
