@@ -18,8 +18,8 @@ struct DiskFlushes {
         guard stat(directory.path, &status) == 0 else { return nil }
         let device = UInt64(status.st_dev)
         // glibc's encoding of a device number (`gnu_dev_major` and `gnu_dev_minor`).
-        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
-        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+        let major = ((device >> 8) & 0xfff) | (UInt64(UInt32(truncatingIfNeeded: device >> 32)) & ~0xfff)
+        let minor = (device & 0xff) | (UInt64(UInt32(truncatingIfNeeded: device >> 12)) & ~0xff)
         guard major != 0 else { return nil }
         statPath = "/sys/dev/block/\(major):\(minor)/stat"
         guard count() != nil else { return nil }
