@@ -33,21 +33,13 @@ enum BatchStatements {
 
         var isEmpty: Bool { quote.count == 0 }
 
-        var columnCounts: [Int] {
-            quote.columnCounts + [
-                idempotencyKey.count, currency.count, submittedAt.count, customerEmail.count, customerName.count,
-            ]
-        }
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 15)
-            quote.bind(to: &bindings)
-            bindings.append(idempotencyKey)
-            bindings.append(currency)
-            bindings.append(submittedAt)
-            bindings.append(customerEmail)
-            bindings.append(customerName)
-            return bindings
+        func bind(to columns: inout BatchColumns) {
+            quote.bind(to: &columns)
+            columns.append(idempotencyKey)
+            columns.append(currency)
+            columns.append(submittedAt)
+            columns.append(customerEmail)
+            columns.append(customerName)
         }
     }
 
@@ -69,12 +61,8 @@ enum BatchStatements {
 
         var quote = QuoteColumns()
 
-        var columnCounts: [Int] { quote.columnCounts }
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
-            quote.bind(to: &bindings)
-            return bindings
+        func bind(to columns: inout BatchColumns) {
+            quote.bind(to: &columns)
         }
     }
 
@@ -96,24 +84,17 @@ enum BatchStatements {
 
         var count: Int { id.count }
 
-        var columnCounts: [Int] {
-            [
-                id.count, state.count, mechanic.count, priceCents.count, updatedAt.count, data.count,
-                history.count, waitSeq.count, waitSkill.count, waitMechanic.count,
-            ]
-        }
-
-        fileprivate func bind(to bindings: inout PostgresBindings) {
-            bindings.append(id)
-            bindings.append(state)
-            bindings.append(mechanic)
-            bindings.append(priceCents)
-            bindings.append(updatedAt)
-            bindings.append(data)
-            bindings.append(history)
-            bindings.append(waitSeq)
-            bindings.append(waitSkill)
-            bindings.append(waitMechanic)
+        fileprivate func bind(to columns: inout BatchColumns) {
+            columns.append(id)
+            columns.append(state)
+            columns.append(mechanic)
+            columns.append(priceCents)
+            columns.append(updatedAt)
+            columns.append(data)
+            columns.append(history)
+            columns.append(waitSeq)
+            columns.append(waitSkill)
+            columns.append(waitMechanic)
         }
     }
 
@@ -137,48 +118,49 @@ enum BatchStatements {
 
         var isEmpty: Bool { seq.count == 0 }
 
-        var columnCounts: [Int] {
-            [
-                seq.count, at.count, type.count, quote.count, mechanic.count, from.count, to.count, data.count,
-                actor.count,
-            ]
+        func bind(to columns: inout BatchColumns) {
+            columns.append(seq)
+            columns.append(at)
+            columns.append(type)
+            columns.append(quote)
+            columns.append(mechanic)
+            columns.append(from)
+            columns.append(to)
+            columns.append(data)
+            columns.append(actor)
         }
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
-            bindings.append(seq)
-            bindings.append(at)
-            bindings.append(type)
-            bindings.append(quote)
-            bindings.append(mechanic)
-            bindings.append(from)
-            bindings.append(to)
-            bindings.append(data)
-            bindings.append(actor)
-            return bindings
-        }
-
     }
 }
 
-/// A statement of fixed text and the values it binds.
+/// A statement of fixed text and the columns it binds, in the order of its parameters.
 protocol BatchStatement: Sendable {
     static var sql: String { get }
-    /// Each column's number of values: `unnest` pads a shorter array with NULLs, so a column
-    /// left short would write NULLs, not fail.
-    var columnCounts: [Int] { get }
-    func makeBindings() -> PostgresBindings
+    func bind(to columns: inout BatchColumns)
 }
 
 extension BatchStatement {
     /// The statement with its values; an error if its columns are not all as long.
     var query: PostgresQuery {
         get throws(StoreError) {
-            let counts = columnCounts
+            var columns = BatchColumns()
+            bind(to: &columns)
+            let counts = columns.counts
             guard counts.allSatisfy({ $0 == counts.first }) else {
                 throw StoreError(.database, "integrity: a batch's columns have \(counts) values; they must be as many")
             }
-            return PostgresQuery(unsafeSQL: Self.sql, binds: makeBindings())
+            return PostgresQuery(unsafeSQL: Self.sql, binds: columns.bindings)
         }
+    }
+}
+
+/// A statement's columns as they are bound, with each one's number of values: `unnest` pads a
+/// shorter array with NULLs, so a column left short would write NULLs, not fail.
+struct BatchColumns {
+    private(set) var bindings = PostgresBindings(capacity: 15)
+    private(set) var counts: [Int] = []
+
+    mutating func append<Element>(_ column: ColumnValues<Element>) {
+        bindings.append(column)
+        counts.append(column.count)
     }
 }

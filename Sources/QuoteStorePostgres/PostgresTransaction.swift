@@ -806,7 +806,6 @@ extension PostgresTransaction {
         try await willWrite()
         let ids = catalog.mechanics.map(\.id.rawValue)
         try await execute("SELECT id FROM mechanics WHERE active AND NOT (id = ANY(\(ids))) FOR UPDATE")
-        try await settle()
         try await PostgresQuoteStore.sync(catalog, on: connection, logger: logger)
         currency = catalog.currency
     }
