@@ -224,8 +224,13 @@ public final class CommandServer: ServiceLifecycle.Service {
         var poller = Poller()
         let routerIndex = poller.register(router)
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
-        var order = PublishOrder(after: lastSeq, isOrdered: tail != nil)
-        var window = EventWindow(capacity: configuration.eventHighWaterMark, budget: configuration.eventQueueBytes)
+        // Someone may receive an event while a connection to the events socket is open (its
+        // monitor says), or always on `inproc://`, whose connections no monitor reports.
+        let inproc = configuration.events.hasPrefix("inproc://")
+        var outbox = EventOutbox(
+            after: lastSeq, isOrdered: tail != nil,
+            window: EventWindow(capacity: configuration.eventHighWaterMark, budget: configuration.eventQueueBytes),
+            encoder: encoder, listened: inproc)
         // With the batch being received full, only the store matters: polling the ROUTER too
         // would return at once, again and again, while messages wait in its queue. (And
         // handshakes: the ZAP handler is asked either way.)
@@ -275,7 +280,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     tailReady = tailOnlyIndex.map(storeOnly.isReadable) ?? false
                 }
                 if let tail, tailReady {
-                    try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
+                    try publishLogged(tail.take(), tail: tail, outbox: &outbox, publisher: publisher)
                 }
                 // Before any handshake is answered the monitors are read whatever the poll said:
                 // a connection's `accepted` always comes before its ZAP request, but may become
@@ -289,6 +294,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                 if monitorsReady {
                     try Self.count(commandsMonitor, on: .commands, into: &connections)
                     try Self.count(eventsMonitor, on: .events, into: &connections)
+                    outbox.listened = inproc || connections.eventsOpen > 0
                 }
                 if let access, zapReady {
                     try Self.answerHandshakes(zap, access: access, connections: connections)
@@ -303,6 +309,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     if !eventsUnbound {
                         try publisher.unbind(endpoints.events)
                         connections.eventsUnbound()
+                        outbox.listened = inproc
                         eventsUnbound = true
                         logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
                     }
@@ -318,8 +325,8 @@ public final class CommandServer: ServiceLifecycle.Service {
                     done.reverse()
                     while let committed = done.popLast() {
                         try send(
-                            committed, encoder: encoder, router: router, publisher: publisher, order: &order,
-                            window: &window, tail: tail)
+                            committed, encoder: encoder, router: router, publisher: publisher, outbox: &outbox,
+                            tail: tail)
                     }
                     room = worker.hasRoom
                 }
@@ -363,10 +370,10 @@ public final class CommandServer: ServiceLifecycle.Service {
                         notifier.notify("WATCHDOG=1")
                     }
                 }
-                if window.skipped > 0, now - skipsLogged >= .seconds(10) {
+                if outbox.window.skipped > 0, now - skipsLogged >= .seconds(10) {
                     logger.warning(
-                        "events not published live: with them the last \(window.capacity) would pass eventQueueBytes; subscribers fill the gap by seq",
-                        metadata: ["skipped": "\(window.takeSkipped())"])
+                        "events not published live: with them the last \(outbox.window.capacity) would pass eventQueueBytes; subscribers fill the gap by seq",
+                        metadata: ["skipped": "\(outbox.takeSkippedByWindow())"])
                     skipsLogged = now
                 }
             }
@@ -384,19 +391,19 @@ public final class CommandServer: ServiceLifecycle.Service {
                 {
                     try Self.count(commandsMonitor, on: .commands, into: &connections)
                     try Self.count(eventsMonitor, on: .events, into: &connections)
+                    outbox.listened = inproc || connections.eventsOpen > 0
                 }
                 if let access, storeOnly.isReadable(zapOnlyIndex) {
                     try Self.answerHandshakes(zap, access: access, connections: connections)
                 }
                 if let tail, let tailOnlyIndex, storeOnly.isReadable(tailOnlyIndex) {
-                    try publishLogged(tail.take(), tail: tail, order: &order, window: &window, publisher: publisher)
+                    try publishLogged(tail.take(), tail: tail, outbox: &outbox, publisher: publisher)
                 }
                 var done = worker.takeCommitted()
                 done.reverse()
                 while let committed = done.popLast() {
                     try send(
-                        committed, encoder: encoder, router: router, publisher: publisher, order: &order,
-                        window: &window, tail: tail)
+                        committed, encoder: encoder, router: router, publisher: publisher, outbox: &outbox, tail: tail)
                 }
             }
         } catch {
@@ -471,11 +478,11 @@ public final class CommandServer: ServiceLifecycle.Service {
         }
     }
 
-    /// Sends a batch's replies, then encodes and publishes its events, in `order`: a client's
-    /// next request can be on its way while the events are still being written.
+    /// Sends a batch's replies, then its events (``EventOutbox``): a client's next request can
+    /// be on its way while the events are still being written.
     private func send(
         _ committed: consuming CommittedBatch<RequestTicket>, encoder: ReplyEncoder, router: borrowing Socket,
-        publisher: borrowing Socket, order: inout PublishOrder, window: inout EventWindow, tail: LogTail?
+        publisher: borrowing Socket, outbox: inout EventOutbox, tail: LogTail?
     ) throws(ZeroMQError) {
         let encoded = encoder.encodeReplies(consume committed, activity: metrics.activity)
         for reply in encoded.replies {
@@ -483,38 +490,36 @@ public final class CommandServer: ServiceLifecycle.Service {
             _ = try router.send(multipart: reply, dontWait: true)
         }
         metrics.answered(encoded.tickets, at: .now)
-        let events = order.add(encoder.encodeEvents(encoded))
-        try Self.publish(events, window: &window, publisher: publisher)
-        metrics.published(events.count, lastSeq: order.lastPublished)
-        tail?.published(through: order.lastPublished)
+        let release = outbox.add(committed: encoded)
+        try publish(release, through: outbox.lastPublished, publisher: publisher)
+        tail?.published(through: outbox.lastPublished)
         // Another daemon committed in between: its events are in the log.
-        if order.isWaiting { tail?.wake() }
+        if outbox.isWaiting { tail?.wake() }
     }
 
-    /// Publishes what the tail read from the log, in `order` with this daemon's own.
+    /// Publishes what the tail read from the log, in order with this daemon's own.
     private func publishLogged(
-        _ deliveries: [LogTail.Delivery], tail: LogTail, order: inout PublishOrder, window: inout EventWindow,
-        publisher: borrowing Socket
+        _ deliveries: [LogTail.Delivery], tail: LogTail, outbox: inout EventOutbox, publisher: borrowing Socket
     ) throws(ZeroMQError) {
         for delivery in deliveries {
-            let (ready, skipped) = order.addRead(after: delivery.after, delivery.events)
-            if skipped > 0 {
+            let release = outbox.add(read: delivery.events, after: delivery.after)
+            if release.skipped > 0 {
                 logger.warning(
                     "events left the log, or could not be read, before they were published; subscribers fill the gap with events",
-                    metadata: ["skipped": "\(skipped)", "resumingAt": "\(delivery.events.first?.seq ?? 0)"])
+                    metadata: ["skipped": "\(release.skipped)", "resumingAt": "\(delivery.events.first?.seq ?? 0)"])
             }
-            try Self.publish(ready, window: &window, publisher: publisher)
-            metrics.published(ready.count, lastSeq: order.lastPublished)
+            try publish(release, through: outbox.lastPublished, publisher: publisher)
         }
-        tail.published(through: order.lastPublished)
+        tail.published(through: outbox.lastPublished)
     }
 
-    private static func publish(
-        _ events: [PublishedEvent], window: inout EventWindow, publisher: borrowing Socket
+    /// Sends what `release` lets out; the events through `lastSeq` have had their turn.
+    private func publish(
+        _ release: EventOutbox.Release, through lastSeq: Int64, publisher: borrowing Socket
     ) throws(ZeroMQError) {
-        for event in events where window.admit(event.byteCount) {
-            // A slow subscriber loses events past its high-water mark and fills the gap by seq.
+        for event in release.send {
             _ = try publisher.send(multipart: event.topic, event.body, dontWait: true)
         }
+        metrics.published(release.released, lastSeq: lastSeq)
     }
 }

@@ -6,14 +6,14 @@ import QuoteWire
 /// pass straight through. With a shared store (several daemons on one database), the log
 /// interleaves their commits: an event of this daemon's is held while an earlier number is
 /// missing, until ``LogTail`` has read the missing events from the log. Owned by the I/O
-/// thread; pure logic.
-struct PublishOrder {
+/// thread; pure logic, over anything numbered by its `seq` (``OutgoingEvent``).
+struct PublishOrder<Event: Numbered> {
     /// The next `seq` to publish.
     private(set) var next: Int64
     /// Whether events are held for earlier ones (a shared store's log).
     let isOrdered: Bool
     /// Events that arrived before their turn, by `seq`.
-    private var held: [Int64: PublishedEvent] = [:]
+    private var held: [Int64: Event] = [:]
     /// Whether `Int64.max`, which nothing follows, was published (the stores number no event
     /// past it; stored numbers are not trusted not to reach it).
     private var exhausted = false
@@ -39,7 +39,7 @@ struct PublishOrder {
     /// Takes `events` (by `seq`, this daemon's commits or read from the log)
     /// and returns what can be published now, in order. An event already published is
     /// dropped.
-    mutating func add(_ events: [PublishedEvent]) -> [PublishedEvent] {
+    mutating func add(_ events: [Event]) -> [Event] {
         guard isOrdered else {
             if let last = events.last { next = max(next, Self.after(last.seq)) }
             return events
@@ -50,10 +50,19 @@ struct PublishOrder {
         return release()
     }
 
+    /// Lets `events.count` events, numbered up to `events.last`, take their turn unseen: on a
+    /// store this daemon alone writes, its commits, when no one can receive them. Returns how
+    /// many passed.
+    mutating func pass(_ events: (count: Int, last: Int64?)) -> Int {
+        guard let last = events.last, !isOrdered else { return 0 }
+        next = max(next, Self.after(last))
+        return events.count
+    }
+
     /// A read of the log for what follows `after` began at `first`: what lies between, if
     /// this order still waits for it, is no longer in the log (pruned before it could be
     /// read), and is skipped. Returns what can be published now, and how many were skipped.
-    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [PublishedEvent], skipped: Int64) {
+    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [Event], skipped: Int64) {
         guard isOrdered, after < next, first > next else { return ([], 0) }
         let skipped = first - next
         held = held.filter { $0.key >= first }
@@ -65,16 +74,16 @@ struct PublishOrder {
     /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
     /// Returns what can be published now, in order, and how many numbers were skipped.
     mutating func addRead(
-        after: Int64, _ events: [PublishedEvent]
-    ) -> (ready: [PublishedEvent], skipped: Int64) {
+        after: Int64, _ events: [Event]
+    ) -> (ready: [Event], skipped: Int64) {
         guard let first = events.first else { return ([], 0) }
         var (ready, skipped) = logBegins(at: first.seq, readAfter: after)
         ready += add(events)
         return (ready, skipped)
     }
 
-    private mutating func release() -> [PublishedEvent] {
-        var ready: [PublishedEvent] = []
+    private mutating func release() -> [Event] {
+        var ready: [Event] = []
         while let event = held.removeValue(forKey: next) {
             ready.append(event)
             guard next < .max else {
@@ -86,3 +95,13 @@ struct PublishOrder {
         return ready
     }
 }
+
+/// What ``PublishOrder`` puts in order: an event, by its number in the log.
+protocol Numbered {
+    /// The number in the log.
+    var seq: Int64 { get }
+}
+
+extension PublishedEvent: Numbered {}
+
+extension OutgoingEvent: Numbered {}

@@ -125,7 +125,7 @@ struct LogTailTests {
     private func publishedThrough(_ last: Int64) async throws -> (published: [Int64], skipped: Int64, waiting: Bool) {
         let (tail, running) = try runningTail(after: 0)
         defer { running.cancel() }
-        var order = PublishOrder(after: 0, isOrdered: true)
+        var order = PublishOrder<PublishedEvent>(after: 0, isOrdered: true)
         var published: [Int64] = []
         var skipped: Int64 = 0
         for delivery in try await Self.deliveries(of: tail, through: last) {

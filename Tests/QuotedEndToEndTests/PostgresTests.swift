@@ -197,6 +197,34 @@ extension PostgresTests {
     }
 }
 
+extension PostgresTests {
+    @Test(
+        "on a shared store, a subscriber that comes to a daemon that published to no one hears every commit of both daemons from its first on, as logged"
+    )
+    func subscribersComeAndGoOnASharedStore() throws {
+        let url = try PostgresCluster.start().createDatabase()
+        let daemons = try (0..<2).map { _ in try DaemonProcess(arguments: ["--postgres", url]) }
+        defer { for daemon in daemons { daemon.stop() } }
+        let context = try Context()
+        let one = try Client(context, endpoint: daemons[0].commands)
+        let other = try Client(context, endpoint: daemons[1].commands)
+        var made = 0
+        // Commits through both daemons by turns: the second's own events often wait for the
+        // first's, read from the log, as a subscriber comes.
+        func change() throws {
+            made += 1
+            let request = Requests.submit(key: "change-\(made)", book: made % 3 == 0)
+            _ = try made % 2 == 0 ? one.call(request) : other.call(request)
+        }
+        for round in 0..<3 {
+            for _ in 0..<6 { try change() }
+            let subscriber = try Subscriber(context, endpoint: daemons[1].events, topics: ["quote.", "mechanic."])
+            let heard = try subscriber.hear(through: other, more: 12) { try change() }
+            #expect(try heardAsLogged(heard, other), "round \(round): \(heard.compactMap { $0["seq"] as? Int })")
+        }
+    }
+}
+
 /// A socket kept in an array.
 final class Box {
     let socket: Socket

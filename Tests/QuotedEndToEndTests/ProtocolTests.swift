@@ -105,6 +105,30 @@ struct ProtocolTests {
         #expect(Set(replayed).union(liveSeqs).sorted() == Array(1...lastSeq), "replay and live together miss nothing")
     }
 
+    @Test(
+        "subscribers come and go: changes made while no one listens are never heard, and each newcomer hears every event from its first on, as logged"
+    )
+    func subscribersComeAndGo() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let context = try Context()
+        let client = try Client(context, endpoint: daemon.commands)
+        var made = 0
+        for round in 0..<3 {
+            // Changes no one can hear: nothing is connected to the events socket.
+            for index in 0..<5 { _ = try client.call(Requests.submit(key: "unheard-\(round)-\(index)", book: true)) }
+            let unheard = try #require(try client.call(Requests.op("ping"))["lastSeq"] as? Int)
+            let subscriber = try Subscriber(context, endpoint: daemon.events, topics: ["quote.", "mechanic."])
+            let heard = try subscriber.hear(through: client, more: 10) {
+                made += 1
+                _ = try client.call(Requests.submit(key: "heard-\(made)", book: made % 2 == 0))
+            }
+            let first = try #require(heard.first?["seq"] as? Int)
+            #expect(first > unheard, "round \(round): heard from \(first), after \(unheard)")
+            #expect(try heardAsLogged(heard, client), "round \(round)")
+        }
+    }
+
     @Test("a restart in the middle loses nothing and the sequence continues")
     func restartLosesNothing() throws {
         let first = try DaemonProcess()

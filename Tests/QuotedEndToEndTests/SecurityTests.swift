@@ -323,11 +323,14 @@ struct SecurityTests {
         #expect(MonitorEvents.handshakeFailed.contains(next.event), "\(next)")
         let list = try #require(try ops.call(Requests.op("list"))["quotes"] as? [[String: Any]])
         #expect(!list.contains { ($0["customer"] as? [String: Any])?["name"] as? String == "After Revocation" })
-        // The operator was never refused, and still hears events.
+        // The operator was never refused, and still hears events, on the socket bound again.
         #expect(try ops.call(Requests.op("ping"))["ok"] as? Bool == true)
         #expect(
             try attempt(context, secure.daemon.events, type: .sub, curve: try secure.keys("ops")).handshake
                 == .succeeded)
+        let subscriber = try Subscriber(context, endpoint: secure.daemon.events, curve: try secure.keys("ops"))
+        let heard = try subscriber.hear(through: ops, more: 3) { _ = try ops.call(Requests.submit()) }
+        #expect(try heardAsLogged(heard, ops))
     }
 
     @Test("a pyzmq client with keys from zmq.auth.create_certificates and a role in its certificate works")

@@ -10,7 +10,9 @@ import ZeroMQ
 /// counts toward the total for at most `perAddressLimit` connections; its connections past
 /// that are refused their handshake. Unbinding the events socket drops its connections
 /// without a `disconnected` each, so ``eventsUnbound()`` takes them all out: when quoted
-/// unbinds, and again at the listener's `closed`, after which it accepts no more.
+/// unbinds, and again at the listener's `closed`, after which it accepts no more. (A bind
+/// that fails sends a `closed` too: harmless, since no connection comes before a bind that
+/// holds.)
 ///
 /// Each connection is known by its descriptor, from its `accepted` to its `disconnected`.
 /// Should a descriptor be closed and reused before its peer is read, both events of the first
@@ -52,6 +54,10 @@ struct ConnectionCount {
 
     /// Connections held now, whatever their address.
     var open: Int { commands.count + events.count }
+
+    /// Connections the events socket holds now: while there are none, no one can receive an
+    /// event.
+    var eventsOpen: Int { events.count }
 
     /// The limit a new handshake from `address` (as its ZAP request names it) would pass, the
     /// connection asking being already counted; `nil` when it may go on.
