@@ -78,7 +78,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         let tail =
             store.isShared
             ? try LogTail(
-                store: store, after: lastSeq, logger: logger,
+                store: store, after: lastSeq, logger: logger, listening: eventsUnmonitored,
                 observe: { [weak self] events in
                     // Another daemon changed the catalog: its version is in force here too.
                     guard events.contains(where: \.changesCatalog) else { return }
@@ -226,7 +226,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         let workerIndex = poller.register(fileDescriptor: worker.readyDescriptor)
         // Someone may receive an event while a connection to the events socket is open (its
         // monitor says), or always on `inproc://`, whose connections no monitor reports.
-        let inproc = configuration.events.hasPrefix("inproc://")
+        let inproc = eventsUnmonitored
         var outbox = EventOutbox(
             after: lastSeq, isOrdered: tail != nil,
             window: EventWindow(capacity: configuration.eventHighWaterMark, budget: configuration.eventQueueBytes),
@@ -294,7 +294,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                 if monitorsReady {
                     try Self.count(commandsMonitor, on: .commands, into: &connections)
                     try Self.count(eventsMonitor, on: .events, into: &connections)
-                    outbox.listened = inproc || connections.eventsOpen > 0
+                    try hear(inproc || connections.eventsOpen > 0, outbox: &outbox, tail: tail, publisher: publisher)
                 }
                 if let access, zapReady {
                     try Self.answerHandshakes(zap, access: access, connections: connections)
@@ -309,7 +309,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     if !eventsUnbound {
                         try publisher.unbind(endpoints.events)
                         connections.eventsUnbound()
-                        outbox.listened = inproc
+                        try hear(inproc, outbox: &outbox, tail: tail, publisher: publisher)
                         eventsUnbound = true
                         logger.notice("events socket unbound: a withdrawn key's subscriptions are dropped")
                     }
@@ -391,7 +391,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                 {
                     try Self.count(commandsMonitor, on: .commands, into: &connections)
                     try Self.count(eventsMonitor, on: .events, into: &connections)
-                    outbox.listened = inproc || connections.eventsOpen > 0
+                    try hear(inproc || connections.eventsOpen > 0, outbox: &outbox, tail: tail, publisher: publisher)
                 }
                 if let access, storeOnly.isReadable(zapOnlyIndex) {
                     try Self.answerHandshakes(zap, access: access, connections: connections)
@@ -445,6 +445,10 @@ public final class CommandServer: ServiceLifecycle.Service {
         try socket.set(.zapEnforceDomain, true)
     }
 
+    /// Whether the events socket's connections go unseen by its monitor (`inproc://`): events
+    /// are then published as though someone always listened.
+    private var eventsUnmonitored: Bool { configuration.events.hasPrefix("inproc://") }
+
     /// The largest frame a subscriber may send: a subscription is one byte and a topic prefix,
     /// and every topic quoted publishes is a few dozen bytes.
     static let maximumSubscriptionBytes: Int64 = 1_024
@@ -491,8 +495,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         }
         metrics.answered(encoded.tickets, at: .now)
         let release = outbox.add(committed: encoded)
-        try publish(release, through: outbox.lastPublished, publisher: publisher)
-        tail?.published(through: outbox.lastPublished)
+        try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
         // Another daemon committed in between: its events are in the log.
         if outbox.isWaiting { tail?.wake() }
     }
@@ -508,18 +511,32 @@ public final class CommandServer: ServiceLifecycle.Service {
                     "events left the log, or could not be read, before they were published; subscribers fill the gap with events",
                     metadata: ["skipped": "\(release.skipped)", "resumingAt": "\(delivery.events.first?.seq ?? 0)"])
             }
-            try publish(release, through: outbox.lastPublished, publisher: publisher)
+            try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
         }
-        tail.published(through: outbox.lastPublished)
     }
 
-    /// Sends what `release` lets out; the events through `lastSeq` have had their turn.
+    /// Records whether anyone may receive events (``EventOutbox/listened``), and publishes
+    /// what that lets go.
+    private func hear(
+        _ listened: Bool, outbox: inout EventOutbox, tail: LogTail?, publisher: borrowing Socket
+    ) throws(ZeroMQError) {
+        guard listened != outbox.listened else { return }
+        outbox.listened = listened
+        tail?.listen(listened)
+        let release = outbox.flush()
+        try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
+    }
+
+    /// Sends what `release` lets out; the events through `lastSeq` have had their turn, which
+    /// `tail` hears, with any need to read again.
     private func publish(
-        _ release: EventOutbox.Release, through lastSeq: Int64, publisher: borrowing Socket
+        _ release: EventOutbox.Release, through lastSeq: Int64, tail: LogTail?, publisher: borrowing Socket
     ) throws(ZeroMQError) {
         for event in release.send {
             _ = try publisher.send(multipart: event.topic, event.body, dontWait: true)
         }
         metrics.published(release.released, lastSeq: lastSeq)
+        tail?.published(through: lastSeq)
+        if let after = release.rereadAfter { tail?.reread(after: after) }
     }
 }

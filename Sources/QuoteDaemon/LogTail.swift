@@ -12,12 +12,15 @@ import Threads
 /// another process appended (PostgreSQL's `LISTEN`), by the I/O thread when its own commit
 /// came after a number it has not seen, and every `pollInterval` in case a hint was lost.
 /// What it reads it encodes and hands to the I/O thread (a byte on a pipe the thread polls
-/// says so), which puts it in order with its own commits (``PublishOrder``).
+/// says so), which puts it in order with its own commits (``EventOutbox``); while no one is
+/// connected to receive events (``listen(_:)``), it hands over their numbers alone, and reads
+/// again from where the I/O thread asks (``reread(after:)``) should someone connect.
 final class LogTail: Sendable {
-    /// Events read from the log after `after`, encoded as they are published.
+    /// Events read from the log after `after`, encoded as they are published, or their
+    /// numbers alone.
     struct Delivery: Sendable {
         var after: Int64
-        var events: [PublishedEvent]
+        var events: [OutgoingEvent]
     }
 
     private struct State {
@@ -29,9 +32,25 @@ final class LogTail: Sendable {
         var skippedAfter: Int64?
         /// The store failed at the last read (logged once until it works again).
         var failing = false
+        /// Where the I/O thread asked reading to begin again (``reread(after:)``), until a read
+        /// takes it up.
+        var rewind: Int64?
         /// What was read and is not known to be published yet: each page's last `seq` and its
-        /// encoded bytes, oldest first.
+        /// bytes (encoded, or its numbers' memory), oldest first.
         var unpublished: [(through: Int64, bytes: Int)] = []
+
+        /// The cursor, moved back first to where a read was asked to begin again, if it was:
+        /// what was read past there and not taken yet is read again, and counts no more.
+        mutating func rewound() -> Int64 {
+            if let rewind, rewind < cursor {
+                cursor = rewind
+                deliveries = []
+                unpublished.removeAll { $0.through > rewind }
+                if let skipped = skippedAfter, skipped > rewind { skippedAfter = nil }
+            }
+            rewind = nil
+            return cursor
+        }
 
         /// The bytes read and not published through `seq` yet.
         mutating func unpublishedBytes(after seq: Int64) -> Int {
@@ -42,10 +61,11 @@ final class LogTail: Sendable {
 
     /// Events read per statement.
     static let pageSize = 1_000
-    /// How far reading may run ahead of publishing, in events and in encoded bytes: those
-    /// read wait for the I/O thread, or in ``PublishOrder`` for an earlier one.
+    /// How far reading may run ahead of publishing, in events and in bytes: those read wait
+    /// for the I/O thread, or in ``PublishOrder`` for an earlier one.
     static let readAhead: Int64 = 20_000
-    /// How far reading may run ahead of publishing in encoded bytes (past one page).
+    /// How far reading may run ahead of publishing in bytes (past one page): the events
+    /// encoded, or the memory of their numbers alone.
     static let readAheadBytes = 32 << 20
 
     private let store: any QuoteStore
@@ -58,17 +78,20 @@ final class LogTail: Sendable {
     private let wakeup = Wakeup(wakesOnCancel: true)
     /// The last `seq` the I/O thread published.
     private let published: Atomic<Int64>
+    /// Whether someone may receive events (``listen(_:)``): if not, none is encoded.
+    private let listening: Atomic<Bool>
     /// Readable while a delivery waits to be taken.
     var readyDescriptor: Int32 { ready.readDescriptor }
     private let ready: WakePipe
 
     /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`, after
-    /// `observe` has seen it.
+    /// `observe` has seen it, while someone is `listening` (``listen(_:)``).
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
-        logger: Logger, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
+        logger: Logger, listening: Bool = true, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
         encode: @escaping @Sendable ([StoredEvent]) -> [PublishedEvent]
     ) throws {
+        self.listening = Atomic(listening)
         ready = try WakePipe()
         self.store = store
         self.encode = encode
@@ -101,6 +124,19 @@ final class LogTail: Sendable {
         wakeup.signal()
     }
 
+    /// Says, from the I/O thread, whether someone may receive events: while no one may, pages
+    /// are handed over as their numbers alone.
+    func listen(_ listening: Bool) {
+        self.listening.store(listening, ordering: .relaxed)
+    }
+
+    /// Asks, from the I/O thread, for the log to be read again after `seq`: an event handed
+    /// over as its number alone has its turn, and someone may now receive it.
+    func reread(after seq: Int64) {
+        state.withLock { $0.rewind = min($0.rewind ?? seq, seq) }
+        wake()
+    }
+
     /// Records, from the I/O thread, that everything up to `seq` is published.
     func published(through seq: Int64) {
         published.store(seq, ordering: .relaxed)
@@ -117,7 +153,7 @@ final class LogTail: Sendable {
 
     /// Reads the log after the last event known, page by page, and hands it over.
     private func read() async {
-        var cursor = max(state.withLock { $0.cursor }, published.load(ordering: .relaxed))
+        var cursor = max(state.withLock { $0.rewound() }, published.load(ordering: .relaxed))
         // After a page that could not be read, the events of one page are read one at a time,
         // to find the row at fault.
         var oneByOne = 0
@@ -152,17 +188,30 @@ final class LogTail: Sendable {
                 oneByOne = max(oneByOne - 1, 0)
                 guard let last = events.last else { break }
                 await observe(events)
-                let encoded = encode(events)
+                let outgoing: [OutgoingEvent]
+                let bytes: Int
+                if listening.load(ordering: .relaxed) {
+                    let encoded = encode(events)
+                    outgoing = encoded.map(OutgoingEvent.encoded)
+                    bytes = encoded.reduce(0) { $0 + $1.byteCount }
+                } else {
+                    outgoing = events.map { .unread(seq: $0.seq) }
+                    bytes = outgoing.count * MemoryLayout<OutgoingEvent>.stride
+                }
                 let after = cursor
                 cursor = last.seq
-                let bytes = encoded.reduce(0) { $0 + $1.byteCount }
-                state.withLock { state in
-                    state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: encoded))
+                let rewound = state.withLock { state in
+                    state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: outgoing))
                     state.unpublished.append((cursor, bytes))
                     state.skippedAfter = nil
                     state.cursor = cursor
+                    return state.rewind == nil ? nil : state.rewound()
                 }
                 ready.signal()
+                if let rewound {
+                    cursor = max(rewound, published.load(ordering: .relaxed))
+                    continue
+                }
                 if events.count < Self.pageSize && oneByOne == 0 { break }
             }
             let recovered = state.withLock { state in

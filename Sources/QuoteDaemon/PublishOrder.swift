@@ -37,18 +37,28 @@ struct PublishOrder<Event: Numbered> {
     var lastPublished: Int64 { exhausted ? .max : next - 1 }
 
     /// Takes `events` (by `seq`, this daemon's commits or read from the log)
-    /// and returns what can be published now, in order. An event already published is
-    /// dropped.
-    mutating func add(_ events: [Event]) -> [Event] {
+    /// and returns what can be published now, in order: on a shared store, up to the first
+    /// that is not `ready`, which waits with those after it for a later call. An event already
+    /// published is dropped, and one without its body never replaces one with it.
+    mutating func add(_ events: [Event], while ready: (Event) -> Bool = { _ in true }) -> [Event] {
         guard isOrdered else {
             if let last = events.last { next = max(next, Self.after(last.seq)) }
             return events
         }
         for event in events where event.seq >= next && !exhausted {
+            if !event.hasBody, held[event.seq]?.hasBody == true { continue }
             held[event.seq] = event
         }
-        return release()
+        return release(while: ready)
     }
+
+    /// What can be published now of what is held, up to the first that is not `ready`.
+    mutating func releaseHeld(while ready: (Event) -> Bool) -> [Event] {
+        release(while: ready)
+    }
+
+    /// The event whose turn it is, if it has arrived.
+    var nextHeld: Event? { held[next] }
 
     /// Lets `events.count` events, numbered up to `events.last`, take their turn unseen: on a
     /// store this daemon alone writes, its commits, when no one can receive them. Returns how
@@ -62,29 +72,32 @@ struct PublishOrder<Event: Numbered> {
     /// A read of the log for what follows `after` began at `first`: what lies between, if
     /// this order still waits for it, is no longer in the log (pruned before it could be
     /// read), and is skipped. Returns what can be published now, and how many were skipped.
-    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [Event], skipped: Int64) {
+    mutating func logBegins(
+        at first: Int64, readAfter after: Int64, while ready: (Event) -> Bool = { _ in true }
+    ) -> (ready: [Event], skipped: Int64) {
         guard isOrdered, after < next, first > next else { return ([], 0) }
         let skipped = first - next
         held = held.filter { $0.key >= first }
         next = first
-        return (release(), skipped)
+        return (release(while: ready), skipped)
     }
 
     /// Takes `events`, read from the log after `after` (``LogTail``): what lies between, if
     /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
     /// Returns what can be published now, in order, and how many numbers were skipped.
     mutating func addRead(
-        after: Int64, _ events: [Event]
+        after: Int64, _ events: [Event], while ready: (Event) -> Bool = { _ in true }
     ) -> (ready: [Event], skipped: Int64) {
         guard let first = events.first else { return ([], 0) }
-        var (ready, skipped) = logBegins(at: first.seq, readAfter: after)
-        ready += add(events)
-        return (ready, skipped)
+        var (released, skipped) = logBegins(at: first.seq, readAfter: after, while: ready)
+        released += add(events, while: ready)
+        return (released, skipped)
     }
 
-    private mutating func release() -> [Event] {
+    private mutating func release(while isReady: (Event) -> Bool) -> [Event] {
         var ready: [Event] = []
-        while let event = held.removeValue(forKey: next) {
+        while let event = held[next], isReady(event) {
+            held[next] = nil
             ready.append(event)
             guard next < .max else {
                 exhausted = true
@@ -100,8 +113,12 @@ struct PublishOrder<Event: Numbered> {
 protocol Numbered {
     /// The number in the log.
     var seq: Int64 { get }
+    /// Whether it holds what is sent, or only its number.
+    var hasBody: Bool { get }
 }
 
-extension PublishedEvent: Numbered {}
+extension PublishedEvent: Numbered {
+    var hasBody: Bool { true }
+}
 
 extension OutgoingEvent: Numbered {}

@@ -65,11 +65,18 @@ struct LogTailTests {
         return (tail, running)
     }
 
-    /// What `tail` hands over, until a delivery ends with event `last`.
+    /// What `tail` hands over, until a delivery ends with event `last` (or, failing the
+    /// test, 30 s have passed).
     private static func deliveries(of tail: LogTail, through last: Int64) async throws -> [LogTail.Delivery] {
         var deliveries: [LogTail.Delivery] = []
+        let deadline = ContinuousClock.now + .seconds(30)
         while deliveries.last?.events.last?.seq != last {
             try Task.checkCancellation()
+            guard ContinuousClock.now < deadline else {
+                Issue.record(
+                    "nothing through \(last) within 30 s; delivered through \(deliveries.last?.events.last?.seq ?? 0)")
+                break
+            }
             await waitUntilReady(tail)
             deliveries += tail.take()
         }
@@ -87,6 +94,49 @@ struct LogTailTests {
             seqs += delivery.events.map(\.seq)
         }
         #expect(seqs == [3, 4, 5, 6])
+    }
+
+    @Test("while no one listens it hands over numbers alone, and reads again, encoded, from where it is asked")
+    func numbersAloneThenReadAgain() async throws {
+        try await submit(3)
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in events.map { PublishedEvent(seq: $0.seq, topic: Array($0.type.utf8), body: []) }
+        }
+        tail.listen(false)
+        let running = Task { await tail.run() }
+        defer { running.cancel() }
+        tail.wake()
+        let numbers = try await Self.deliveries(of: tail, through: 6).flatMap(\.events)
+        #expect(numbers.map(\.seq) == [1, 2, 3, 4, 5, 6] && numbers.allSatisfy { !$0.hasBody })
+
+        // Someone came when 2 had been published: the rest is read again, with bodies.
+        tail.published(through: 2)
+        tail.listen(true)
+        tail.reread(after: 2)
+        let again = try await Self.deliveries(of: tail, through: 6)
+        #expect(again.first?.after == 2)
+        #expect(again.flatMap(\.events).map(\.seq) == [3, 4, 5, 6])
+        #expect(again.flatMap(\.events).allSatisfy { $0.hasBody })
+    }
+
+    @Test("asked to read again, it does, though what it read past there had reached its read-ahead in bytes")
+    func rereadPastTheReadAhead() async throws {
+        let pageSize = Int64(LogTail.pageSize)
+        try await submit(LogTail.pageSize)  // two pages of events
+        // Each event encoded larger than the byte read-ahead allows a page's worth of.
+        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in
+            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
+        }
+        let running = Task { await tail.run() }
+        defer { running.cancel() }
+        tail.wake()
+        #expect(try await Self.deliveries(of: tail, through: pageSize).last?.events.count == LogTail.pageSize)
+        // Nothing of that page published: read from the start again, it comes again.
+        tail.reread(after: 0)
+        let again = try await Self.deliveries(of: tail, through: pageSize)
+        #expect(again.first?.after == 0 && again.flatMap(\.events).map(\.seq) == Array(1...pageSize))
     }
 
     @Test("an event it cannot read is skipped, logged, and those after it are delivered")

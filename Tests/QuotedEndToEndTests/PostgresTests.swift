@@ -209,17 +209,24 @@ extension PostgresTests {
         let one = try Client(context, endpoint: daemons[0].commands)
         let other = try Client(context, endpoint: daemons[1].commands)
         var made = 0
-        // Commits through both daemons by turns: the second's own events often wait for the
-        // first's, read from the log, as a subscriber comes.
+        // Commits through both daemons at once, in bursts: the second's own events wait for
+        // the first's, read from the log, and its reads of the first's are on their way, as a
+        // subscriber comes.
         func change() throws {
-            made += 1
-            let request = Requests.submit(key: "change-\(made)", book: made % 3 == 0)
-            _ = try made % 2 == 0 ? one.call(request) : other.call(request)
+            for _ in 0..<8 {
+                made += 1
+                let request = Requests.submit(key: "change-\(made)", book: made % 3 == 0)
+                try made % 2 == 0 ? one.send(request) : other.send(request)
+            }
+            for _ in 0..<4 {
+                #expect(try one.receive()["ok"] as? Bool == true)
+                #expect(try other.receive()["ok"] as? Bool == true)
+            }
         }
         for round in 0..<3 {
-            for _ in 0..<6 { try change() }
+            try change()
             let subscriber = try Subscriber(context, endpoint: daemons[1].events, topics: ["quote.", "mechanic."])
-            let heard = try subscriber.hear(through: other, more: 12) { try change() }
+            let heard = try subscriber.hear(through: other, more: 3) { try change() }
             #expect(try heardAsLogged(heard, other), "round \(round): \(heard.compactMap { $0["seq"] as? Int })")
         }
     }
