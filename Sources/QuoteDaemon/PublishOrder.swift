@@ -83,7 +83,7 @@ struct PublishOrder<Event: Numbered> {
     }
 
     /// Takes `events`, read from the log after `after` (``LogTail``): what lies between, if
-    /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
+    /// still awaited, is skipped (``logBegins(at:readAfter:while:)``), then the events are added.
     /// Returns what can be published now, in order, and how many numbers were skipped.
     mutating func addRead(
         after: Int64, _ events: [Event], while ready: (Event) -> Bool = { _ in true }

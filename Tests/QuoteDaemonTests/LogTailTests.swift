@@ -65,6 +65,19 @@ struct LogTailTests {
         return (tail, running)
     }
 
+    /// A tail of the whole log, woken once, that encodes each event larger than the byte
+    /// read-ahead allows a page's worth of; its task is cancelled by the caller.
+    private func runningTailOfLargeEvents() throws -> (tail: LogTail, running: Task<Void, Never>) {
+        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in
+            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
+        }
+        let running = Task { await tail.run() }
+        tail.wake()
+        return (tail, running)
+    }
+
     /// What `tail` hands over, until a delivery ends with event `last` (or, failing the
     /// test, 30 s have passed).
     private static func deliveries(of tail: LogTail, through last: Int64) async throws -> [LogTail.Delivery] {
@@ -123,15 +136,8 @@ struct LogTailTests {
     func rereadPastTheReadAhead() async throws {
         let pageSize = Int64(LogTail.pageSize)
         try await submit(LogTail.pageSize)  // two pages of events
-        // Each event encoded larger than the byte read-ahead allows a page's worth of.
-        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
-        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in
-            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
-        }
-        let running = Task { await tail.run() }
+        let (tail, running) = try runningTailOfLargeEvents()
         defer { running.cancel() }
-        tail.wake()
         #expect(try await Self.deliveries(of: tail, through: pageSize).last?.events.count == LogTail.pageSize)
         // Nothing of that page published: read from the start again, it comes again.
         tail.reread(after: 0)
@@ -220,15 +226,8 @@ struct LogTailTests {
     func readAheadBoundedInBytes() async throws {
         let pageSize = Int64(LogTail.pageSize)
         try await submit(LogTail.pageSize)  // two pages of events
-        // Each event encoded larger than the byte read-ahead allows a page's worth of.
-        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
-        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in
-            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
-        }
-        let running = Task { await tail.run() }
+        let (tail, running) = try runningTailOfLargeEvents()
         defer { running.cancel() }
-        tail.wake()
         var last: Int64 = 0
         while last < pageSize {
             try Task.checkCancellation()
