@@ -32,6 +32,8 @@ public final class CommandServer: ServiceLifecycle.Service {
     private let notifier: SystemdNotifier
     private let metrics: DaemonMetrics
     private let stopping = Atomic<Bool>(false)
+    /// Following another daemon's catalog failed the last time (logged once until it works).
+    private let followFailing = Atomic<Bool>(false)
     private let bound = Mutex<Endpoints?>(nil)
     /// The store loop, while running: where the daemon's own requests go.
     private let worker = Mutex<BatchCommitter<RequestTicket>?>(nil)
@@ -84,6 +86,7 @@ public final class CommandServer: ServiceLifecycle.Service {
                     guard events.contains(where: \.changesCatalog) else { return }
                     await self?.followCatalog()
                 },
+                checkCatalog: { [weak self] in await self?.followCatalogIfNewer() },
                 encode: { [catalog, configuration] events in
                     ReplyEncoder(maxReplyBytes: configuration.maxReplyBytes).encodeLogged(
                         events, currency: catalog.current.currency)
@@ -140,8 +143,34 @@ public final class CommandServer: ServiceLifecycle.Service {
         do {
             let stored = try await store.catalog()
             if let worker = worker.withLock({ $0 }) { worker.adopt(stored) } else { catalog.advance(to: stored) }
+            catalogFollowing(failed: nil, nil)
         } catch {
-            logger.warning("cannot read the catalog another daemon changed", metadata: ["error": "\(error)"])
+            catalogFollowing(failed: "cannot read the catalog another daemon changed", error)
+        }
+    }
+
+    /// Puts the store's catalog in force here if its version is newer than this daemon's: a
+    /// small question, asked while the log goes unread (``LogTail``).
+    private func followCatalogIfNewer() async {
+        let version: Int64
+        do {
+            version = try await store.catalogVersion()
+        } catch {
+            catalogFollowing(failed: "cannot read the catalog's version", error)
+            return
+        }
+        guard version > catalog.current.version else { return catalogFollowing(failed: nil, nil) }
+        await followCatalog()
+    }
+
+    /// Logs a failure to follow another daemon's catalog once until it works again, and the
+    /// recovery; `message` `nil` when it worked.
+    private func catalogFollowing(failed message: String?, _ error: (any Error)?) {
+        let wasFailing = followFailing.exchange(message != nil, ordering: .relaxed)
+        if let message, !wasFailing {
+            logger.warning("\(message)", metadata: ["error": "\(error.map { "\($0)" } ?? "")"])
+        } else if message == nil, wasFailing {
+            logger.notice("following the store's catalog again")
         }
     }
 
@@ -513,6 +542,11 @@ public final class CommandServer: ServiceLifecycle.Service {
             }
             try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
         }
+        // With no one listening, the tail reads nothing, but says how far the log goes.
+        if let through = tail.takeIdleThrough() {
+            let release = outbox.passUnheard(through: through)
+            try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
+        }
     }
 
     /// Records whether anyone may receive events (``EventOutbox/listened``), and publishes
@@ -528,15 +562,14 @@ public final class CommandServer: ServiceLifecycle.Service {
     }
 
     /// Sends what `release` lets out; the events through `lastSeq` have had their turn, which
-    /// `tail` hears, with any need to read again.
+    /// `tail` hears.
     private func publish(
         _ release: EventOutbox.Release, through lastSeq: Int64, tail: LogTail?, publisher: borrowing Socket
     ) throws(ZeroMQError) {
         for event in release.send {
             _ = try publisher.send(multipart: event.topic, event.body, dontWait: true)
         }
-        metrics.published(release.released, lastSeq: lastSeq)
+        metrics.published(Int(clamping: release.released), lastSeq: lastSeq)
         tail?.published(through: lastSeq)
-        if let after = release.rereadAfter { tail?.reread(after: after) }
     }
 }

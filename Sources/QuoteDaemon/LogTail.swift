@@ -12,15 +12,14 @@ import Threads
 /// another process appended (PostgreSQL's `LISTEN`), by the I/O thread when its own commit
 /// came after a number it has not seen, and every `pollInterval` in case a hint was lost.
 /// What it reads it encodes and hands to the I/O thread (a byte on a pipe the thread polls
-/// says so), which puts it in order with its own commits (``EventOutbox``); while no one is
-/// connected to receive events (``listen(_:)``), it hands over their numbers alone, and reads
-/// again from where the I/O thread asks (``reread(after:)``) should someone connect.
+/// says so), which puts it in order with its own commits (``EventOutbox``). While no one is
+/// connected to receive events (``listen(_:)``), it reads none: woken, it only asks whether
+/// the catalog changed, and reads on from what was published once someone connects.
 final class LogTail: Sendable {
-    /// Events read from the log after `after`, encoded as they are published, or their
-    /// numbers alone.
+    /// Events read from the log after `after`, encoded as they are published.
     struct Delivery: Sendable {
         var after: Int64
-        var events: [OutgoingEvent]
+        var events: [PublishedEvent]
     }
 
     private struct State {
@@ -32,25 +31,16 @@ final class LogTail: Sendable {
         var skippedAfter: Int64?
         /// The store failed at the last read (logged once until it works again).
         var failing = false
-        /// Where the I/O thread asked reading to begin again (``reread(after:)``), until a read
-        /// takes it up.
-        var rewind: Int64?
+        /// The log's last `seq` when last looked at with no one listening, until the I/O thread
+        /// takes it: every number through it may take its turn unseen.
+        var idleThrough: Int64?
+        /// When the log was last looked at with no one listening; whether it has been since the
+        /// last read (the catalog may have changed in what was never read).
+        var idleChecked: ContinuousClock.Instant?
+        var idleSinceRead = false
         /// What was read and is not known to be published yet: each page's last `seq` and its
-        /// bytes (encoded, or its numbers' memory), oldest first.
+        /// encoded bytes, oldest first.
         var unpublished: [(through: Int64, bytes: Int)] = []
-
-        /// The cursor, moved back first to where a read was asked to begin again, if it was:
-        /// what was read past there and not taken yet is read again, and counts no more.
-        mutating func rewound() -> Int64 {
-            if let rewind, rewind < cursor {
-                cursor = rewind
-                deliveries = []
-                unpublished.removeAll { $0.through > rewind }
-                if let skipped = skippedAfter, skipped > rewind { skippedAfter = nil }
-            }
-            rewind = nil
-            return cursor
-        }
 
         /// The bytes read and not published through `seq` yet.
         mutating func unpublishedBytes(after seq: Int64) -> Int {
@@ -59,18 +49,22 @@ final class LogTail: Sendable {
         }
     }
 
+    /// How often, at most, the store is asked about its catalog and its last number while no
+    /// one listens.
+    static let idleCheckInterval: Duration = .milliseconds(250)
+
     /// Events read per statement.
     static let pageSize = 1_000
-    /// How far reading may run ahead of publishing, in events and in bytes: those read wait
-    /// for the I/O thread, or in ``PublishOrder`` for an earlier one.
+    /// How far reading may run ahead of publishing, in events and in encoded bytes: those
+    /// read wait for the I/O thread, or in ``PublishOrder`` for an earlier one.
     static let readAhead: Int64 = 20_000
-    /// How far reading may run ahead of publishing in bytes (past one page): the events
-    /// encoded, or the memory of their numbers alone.
+    /// How far reading may run ahead of publishing in encoded bytes (past one page).
     static let readAheadBytes = 32 << 20
 
     private let store: any QuoteStore
     private let encode: @Sendable ([StoredEvent]) -> [PublishedEvent]
     private let observe: @Sendable ([StoredEvent]) async -> Void
+    private let checkCatalog: @Sendable () async -> Void
     private let pollInterval: Duration
     private let logger: Logger
     private let state: Mutex<State>
@@ -78,20 +72,24 @@ final class LogTail: Sendable {
     private let wakeup = Wakeup(wakesOnCancel: true)
     /// The last `seq` the I/O thread published.
     private let published: Atomic<Int64>
-    /// Whether someone may receive events (``listen(_:)``): if not, none is encoded.
+    /// Whether someone may receive events (``listen(_:)``): if not, none is read.
     private let listening: Atomic<Bool>
     /// Readable while a delivery waits to be taken.
     var readyDescriptor: Int32 { ready.readDescriptor }
     private let ready: WakePipe
 
     /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`, after
-    /// `observe` has seen it, while someone is `listening` (``listen(_:)``).
+    /// `observe` has seen it, while someone is `listening`; while no one is, each wake calls
+    /// `checkCatalog` instead (another daemon may have changed the catalog: `observe` would
+    /// have seen it in the log).
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
         logger: Logger, listening: Bool = true, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
+        checkCatalog: @escaping @Sendable () async -> Void = {},
         encode: @escaping @Sendable ([StoredEvent]) -> [PublishedEvent]
     ) throws {
         self.listening = Atomic(listening)
+        self.checkCatalog = checkCatalog
         ready = try WakePipe()
         self.store = store
         self.encode = encode
@@ -124,17 +122,11 @@ final class LogTail: Sendable {
         wakeup.signal()
     }
 
-    /// Says, from the I/O thread, whether someone may receive events: while no one may, pages
-    /// are handed over as their numbers alone.
+    /// Says, from the I/O thread, whether someone may receive events: while no one may, the
+    /// log is not read.
     func listen(_ listening: Bool) {
         self.listening.store(listening, ordering: .relaxed)
-    }
-
-    /// Asks, from the I/O thread, for the log to be read again after `seq`: an event handed
-    /// over as its number alone has its turn, and someone may now receive it.
-    func reread(after seq: Int64) {
-        state.withLock { $0.rewind = min($0.rewind ?? seq, seq) }
-        wake()
+        if listening { wake() }
     }
 
     /// Records, from the I/O thread, that everything up to `seq` is published.
@@ -151,14 +143,50 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Reads the log after the last event known, page by page, and hands it over.
+    /// The log's last number when last looked at with no one listening, not taken yet (on the
+    /// I/O thread, after ``take()``): every number through it may pass unseen if still no one
+    /// listens.
+    func takeIdleThrough() -> Int64? {
+        state.withLock { state in
+            defer { state.idleThrough = nil }
+            return state.idleThrough
+        }
+    }
+
+    /// With no one listening: at most every ``idleCheckInterval``, asks whether the catalog
+    /// changed, and hands over the log's last number.
+    private func idle() async {
+        let now = ContinuousClock.now
+        let due = state.withLock { state in
+            state.idleSinceRead = true
+            guard state.idleChecked.map({ now - $0 >= Self.idleCheckInterval }) ?? true else { return false }
+            state.idleChecked = now
+            return true
+        }
+        guard due else { return }
+        await checkCatalog()
+        // A failure here costs nothing but a later look: the read, once someone listens, says.
+        guard let last = try? await store.lastSequence() else { return }
+        state.withLock { $0.idleThrough = max($0.idleThrough ?? last, last) }
+        ready.signal()
+    }
+
+    /// Reads the log after the last event known, page by page, and hands it over; with no one
+    /// to receive it, only whether the catalog changed.
     private func read() async {
-        var cursor = max(state.withLock { $0.rewound() }, published.load(ordering: .relaxed))
+        guard listening.load(ordering: .relaxed) else { return await idle() }
+        let (start, wasIdle) = state.withLock { state in
+            defer { state.idleSinceRead = false }
+            return (state.cursor, state.idleSinceRead)
+        }
+        // Numbers passed unseen may have changed the catalog after it was last asked about.
+        if wasIdle { await checkCatalog() }
+        var cursor = max(start, published.load(ordering: .relaxed))
         // After a page that could not be read, the events of one page are read one at a time,
         // to find the row at fault.
         var oneByOne = 0
         do throws(StoreError) {
-            while cursor - published.load(ordering: .relaxed) < Self.readAhead,
+            while listening.load(ordering: .relaxed), cursor - published.load(ordering: .relaxed) < Self.readAhead,
                 state.withLock({ $0.unpublishedBytes(after: published.load(ordering: .relaxed)) }) < Self.readAheadBytes
             {
                 let events: [StoredEvent]
@@ -188,30 +216,17 @@ final class LogTail: Sendable {
                 oneByOne = max(oneByOne - 1, 0)
                 guard let last = events.last else { break }
                 await observe(events)
-                let outgoing: [OutgoingEvent]
-                let bytes: Int
-                if listening.load(ordering: .relaxed) {
-                    let encoded = encode(events)
-                    outgoing = encoded.map(OutgoingEvent.encoded)
-                    bytes = encoded.reduce(0) { $0 + $1.byteCount }
-                } else {
-                    outgoing = events.map { .unread(seq: $0.seq) }
-                    bytes = outgoing.count * MemoryLayout<OutgoingEvent>.stride
-                }
+                let encoded = encode(events)
                 let after = cursor
                 cursor = last.seq
-                let rewound = state.withLock { state in
-                    state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: outgoing))
+                let bytes = encoded.reduce(0) { $0 + $1.byteCount }
+                state.withLock { state in
+                    state.deliveries.append(Delivery(after: state.skippedAfter ?? after, events: encoded))
                     state.unpublished.append((cursor, bytes))
                     state.skippedAfter = nil
                     state.cursor = cursor
-                    return state.rewind == nil ? nil : state.rewound()
                 }
                 ready.signal()
-                if let rewound {
-                    cursor = max(rewound, published.load(ordering: .relaxed))
-                    continue
-                }
                 if events.count < Self.pageSize && oneByOne == 0 { break }
             }
             let recovered = state.withLock { state in

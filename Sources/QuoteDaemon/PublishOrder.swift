@@ -6,14 +6,14 @@ import QuoteWire
 /// pass straight through. With a shared store (several daemons on one database), the log
 /// interleaves their commits: an event of this daemon's is held while an earlier number is
 /// missing, until ``LogTail`` has read the missing events from the log. Owned by the I/O
-/// thread; pure logic, over anything numbered by its `seq` (``OutgoingEvent``).
-struct PublishOrder<Event: Numbered> {
+/// thread; pure logic.
+struct PublishOrder {
     /// The next `seq` to publish.
     private(set) var next: Int64
     /// Whether events are held for earlier ones (a shared store's log).
     let isOrdered: Bool
     /// Events that arrived before their turn, by `seq`.
-    private var held: [Int64: Event] = [:]
+    private var held: [Int64: PublishedEvent] = [:]
     /// Whether `Int64.max`, which nothing follows, was published (the stores number no event
     /// past it; stored numbers are not trusted not to reach it).
     private var exhausted = false
@@ -37,67 +37,55 @@ struct PublishOrder<Event: Numbered> {
     var lastPublished: Int64 { exhausted ? .max : next - 1 }
 
     /// Takes `events` (by `seq`, this daemon's commits or read from the log)
-    /// and returns what can be published now, in order: on a shared store, up to the first
-    /// that is not `ready`, which waits with those after it for a later call. An event already
-    /// published is dropped, and one without its body never replaces one with it.
-    mutating func add(_ events: [Event], while ready: (Event) -> Bool = { _ in true }) -> [Event] {
+    /// and returns what can be published now, in order. An event already published is
+    /// dropped.
+    mutating func add(_ events: [PublishedEvent]) -> [PublishedEvent] {
         guard isOrdered else {
             if let last = events.last { next = max(next, Self.after(last.seq)) }
             return events
         }
         for event in events where event.seq >= next && !exhausted {
-            if !event.hasBody, held[event.seq]?.hasBody == true { continue }
             held[event.seq] = event
         }
-        return release(while: ready)
+        return release()
     }
 
-    /// What can be published now of what is held, up to the first that is not `ready`.
-    mutating func releaseHeld(while ready: (Event) -> Bool) -> [Event] {
-        release(while: ready)
-    }
-
-    /// The event whose turn it is, if it has arrived.
-    var nextHeld: Event? { held[next] }
-
-    /// Lets `events.count` events, numbered up to `events.last`, take their turn unseen: on a
-    /// store this daemon alone writes, its commits, when no one can receive them. Returns how
-    /// many passed.
-    mutating func pass(_ events: (count: Int, last: Int64?)) -> Int {
-        guard let last = events.last, !isOrdered else { return 0 }
-        next = max(next, Self.after(last))
-        return events.count
+    /// Lets every event held, and every number through `last`, take its turn unseen, those not
+    /// read yet included: while no one can receive events. Returns how many numbers went.
+    mutating func pass(through last: Int64?) -> Int64 {
+        defer { held = [:] }
+        guard !exhausted, let end = [last, held.keys.max()].compactMap({ $0 }).max(), end >= next else { return 0 }
+        let passed = end - next + 1
+        if end == .max { exhausted = true } else { next = end + 1 }
+        return passed
     }
 
     /// A read of the log for what follows `after` began at `first`: what lies between, if
     /// this order still waits for it, is no longer in the log (pruned before it could be
     /// read), and is skipped. Returns what can be published now, and how many were skipped.
-    mutating func logBegins(
-        at first: Int64, readAfter after: Int64, while ready: (Event) -> Bool = { _ in true }
-    ) -> (ready: [Event], skipped: Int64) {
+    mutating func logBegins(at first: Int64, readAfter after: Int64) -> (ready: [PublishedEvent], skipped: Int64) {
         guard isOrdered, after < next, first > next else { return ([], 0) }
         let skipped = first - next
         held = held.filter { $0.key >= first }
         next = first
-        return (release(while: ready), skipped)
+        return (release(), skipped)
     }
 
     /// Takes `events`, read from the log after `after` (``LogTail``): what lies between, if
-    /// still awaited, is skipped (``logBegins(at:readAfter:while:)``), then the events are added.
+    /// still awaited, is skipped (``logBegins(at:readAfter:)``), then the events are added.
     /// Returns what can be published now, in order, and how many numbers were skipped.
     mutating func addRead(
-        after: Int64, _ events: [Event], while ready: (Event) -> Bool = { _ in true }
-    ) -> (ready: [Event], skipped: Int64) {
+        after: Int64, _ events: [PublishedEvent]
+    ) -> (ready: [PublishedEvent], skipped: Int64) {
         guard let first = events.first else { return ([], 0) }
-        var (released, skipped) = logBegins(at: first.seq, readAfter: after, while: ready)
-        released += add(events, while: ready)
-        return (released, skipped)
+        var (ready, skipped) = logBegins(at: first.seq, readAfter: after)
+        ready += add(events)
+        return (ready, skipped)
     }
 
-    private mutating func release(while isReady: (Event) -> Bool) -> [Event] {
-        var ready: [Event] = []
-        while let event = held[next], isReady(event) {
-            held[next] = nil
+    private mutating func release() -> [PublishedEvent] {
+        var ready: [PublishedEvent] = []
+        while let event = held.removeValue(forKey: next) {
             ready.append(event)
             guard next < .max else {
                 exhausted = true
@@ -108,17 +96,3 @@ struct PublishOrder<Event: Numbered> {
         return ready
     }
 }
-
-/// What ``PublishOrder`` puts in order: an event, by its number in the log.
-protocol Numbered {
-    /// The number in the log.
-    var seq: Int64 { get }
-    /// Whether it holds what is sent, or only its number.
-    var hasBody: Bool { get }
-}
-
-extension PublishedEvent: Numbered {
-    var hasBody: Bool { true }
-}
-
-extension OutgoingEvent: Numbered {}

@@ -42,6 +42,10 @@ public protocol QuoteStore: Sendable {
     /// opened.
     func catalog() async throws(StoreError) -> Catalog
 
+    /// The version of the catalog in force: what tells a daemon, cheaply, that another changed
+    /// it (by default, read with the whole catalog).
+    func catalogVersion() async throws(StoreError) -> Int64
+
     /// A quote and its state history, oldest first; `nil` if there is no such quote.
     func quote(_ id: QuoteID) async throws(StoreError) -> QuoteRecord?
 
@@ -112,6 +116,8 @@ public protocol QuoteStore: Sendable {
 extension QuoteStore {
     /// No thread of its own.
     public var executor: (any TaskExecutor)? { nil }
+
+    public func catalogVersion() async throws(StoreError) -> Int64 { try await catalog().version }
 
     /// One process only.
     public var isShared: Bool { false }

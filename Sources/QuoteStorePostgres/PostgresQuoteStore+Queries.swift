@@ -245,6 +245,11 @@ extension PostgresQuoteStore {
         return StoredEventRow(seq: seq, at: at, type: type, quote: quote, from: from, data: data, by: by)
     }
 
+    public func catalogVersion() async throws(StoreError) -> Int64 {
+        let rows = try await query("SELECT version FROM catalog_version")
+        return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0
+    }
+
     public func lastSequence() async throws(StoreError) -> Int64 {
         let rows = try await query("SELECT last_seq FROM counters")
         return try rows.first.map { row throws(StoreError) in try Self.decode(row, as: Int64.self) } ?? 0

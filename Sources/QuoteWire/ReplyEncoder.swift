@@ -337,29 +337,10 @@ public struct ReplyEncoder {
         return events
     }
 
-    /// The committed events of the batch whose replies are `encoded`, in sequence order, as
-    /// the store returned them, and the currency their amounts are in: for a publisher that
-    /// encodes an event only if someone may receive it (``encodeEvent(_:currency:)``).
-    public func committedEvents(_ encoded: EncodedReplies) -> (events: [StoredEvent], currency: Currency) {
-        var events: [StoredEvent] = []
-        events.reserveCapacity(encoded.writes.count * 2)
-        for write in encoded.writes { events += write.events }
-        return (events, encoded.currency)
-    }
-
-    /// How many events the batch whose replies are `encoded` committed, and the last one's
-    /// number.
-    public func committedEventCount(_ encoded: EncodedReplies) -> (count: Int, last: Int64?) {
-        (
-            encoded.writes.reduce(0) { $0 + $1.events.count },
-            encoded.writes.last { !$0.events.isEmpty }?.events.last?.seq
-        )
-    }
-
-    /// One event's topic and body, its amounts in `currency`, written from the event alone:
-    /// what ``encodeEvents(_:)`` writes for it, without sharing another's JSON.
-    public func encodeEvent(_ event: StoredEvent, currency: Currency) -> PublishedEvent {
-        PublishedEvent(seq: event.seq, topic: event.topicFrame, body: encode(event, currency: currency))
+    /// The number of the last event the batch whose replies are `encoded` committed; `nil`
+    /// when it committed none.
+    public func lastEventSeq(_ encoded: EncodedReplies) -> Int64? {
+        encoded.writes.last { !$0.events.isEmpty }?.events.last?.seq
     }
 
     /// Events read from the log (other daemons'), each its topic and body by its seq, their

@@ -38,10 +38,8 @@ struct EventOutboxTests {
             after: 0, isOrdered: ordered, window: EventWindow(capacity: 1_000, budget: 1 << 20), encoder: encoder)
     }
 
-    @Test(
-        "alone on its store, events no one can receive take their turn unencoded and unsent; later ones are sent as written"
-    )
-    func unheardEventsAreNotEncoded() async throws {
+    @Test("alone on its store, events no one can receive take their turn unsent; later ones are sent as written")
+    func unheardEventsPass() async throws {
         var outbox = outbox(ordered: false)
         let unheard = outbox.add(committed: await commit("a"))
         #expect(unheard.send.isEmpty && unheard.released == 2)
@@ -56,38 +54,65 @@ struct EventOutboxTests {
     }
 
     @Test(
-        "on a shared store, its own events held while no one listened are encoded when someone connects before their turn: no gap"
+        "on a shared store, no one listening, a commit takes its turn at once, earlier numbers unread included; someone listening, the order waits for the log again"
     )
-    func heldEventsAreEncodedAtTheirTurn() async throws {
+    func sharedStoreUnheard() async throws {
         var outbox = outbox(ordered: true)
-        // Another daemon's commit comes first in the log: this one's own waits for it.
         let others = encoder.encodeEvents(await commit("theirs"))
-        let own = await commit("ours", book: true)
+        let unheard = outbox.add(committed: await commit("ours", book: true))
+        #expect(unheard.send.isEmpty && unheard.released == 6, "1 and 2, another daemon's, never read")
+        #expect(outbox.lastPublished == 6 && !outbox.isWaiting)
+        #expect(outbox.add(read: others, after: 0).released == 0, "read late: already had their turn")
+
+        // Someone connects: what comes after another daemon's commit waits for it, encoded.
+        outbox.listened = true
+        let theirs = encoder.encodeEvents(await commit("theirs again"))
+        let own = await commit("ours again")
         let expected = encoder.encodeEvents(own)
         let held = outbox.add(committed: own)
         #expect(held.send.isEmpty && held.released == 0 && outbox.isWaiting)
-
-        outbox.listened = true
-        let release = outbox.add(read: others.map(OutgoingEvent.encoded), after: 0)
-        let asWritten = release.send == others + expected
+        let release = outbox.add(read: theirs, after: 6)
+        let asWritten = release.send == theirs + expected
         #expect(asWritten, "sent \(release.send.map(\.seq)), each as the encoder writes it")
-        #expect(release.released == 6 && release.skipped == 0 && !outbox.isWaiting)
-
-        // No one listens any longer: what comes is passed over, in order.
-        outbox.listened = false
-        let next = outbox.add(committed: await commit("later"))
-        #expect(next.send.isEmpty && next.released == 2 && outbox.lastPublished == 8)
+        #expect(release.released == 4 && release.skipped == 0 && !outbox.isWaiting)
     }
 
-    @Test("a read of the log while no one listens is passed over too, and what it skipped is counted")
-    func readsPassedOver() async throws {
+    @Test("when the last listener goes, what was held for the log takes its turn at once")
+    func heldEventsPassWhenNoOneListens() async throws {
         var outbox = outbox(ordered: true)
+        outbox.listened = true
+        _ = await commit("theirs")
+        #expect(outbox.add(committed: await commit("ours")).released == 0 && outbox.isWaiting)
+        outbox.listened = false
+        let passed = outbox.flush()
+        #expect(passed.send.isEmpty && passed.released == 4 && outbox.lastPublished == 4 && !outbox.isWaiting)
+        #expect(outbox.flush().released == 0)
+    }
+
+    @Test("no one listening, the log's last number as the tail saw it, and reads that come late, pass unseen")
+    func passUnheardThrough() async throws {
+        var outbox = outbox(ordered: true)
+        let theirs = encoder.encodeEvents(await commit("theirs"))
+        #expect(outbox.passUnheard(through: 2).released == 2 && outbox.lastPublished == 2)
+        let more = encoder.encodeEvents(await commit("more"))
+        let read = outbox.add(read: theirs + more, after: 0)
+        #expect(read.send.isEmpty && read.released == 2 && outbox.lastPublished == 4)
+        outbox.listened = true
+        let heard = outbox.passUnheard(through: 10)
+        #expect(heard.released == 0 && outbox.lastPublished == 4, "someone listens: the tail reads them")
+    }
+
+    @Test("a read of the log that skips pruned numbers says how many")
+    func readsSkipPruned() async throws {
+        var outbox = outbox(ordered: true)
+        outbox.listened = true
         let first = encoder.encodeEvents(await commit("first"))
-        #expect(outbox.add(read: first.map(OutgoingEvent.encoded), after: 0).released == 2)
+        #expect(outbox.add(read: first, after: 0).send == first)
         // The next commit's two events leave the log before they are read.
         _ = await commit("second")
-        let later = outbox.add(read: encoder.encodeEvents(await commit("third")).map(OutgoingEvent.encoded), after: 2)
-        #expect(later.skipped == 2 && later.released == 2 && later.send.isEmpty)
+        let third = encoder.encodeEvents(await commit("third"))
+        let later = outbox.add(read: third, after: 2)
+        #expect(later.skipped == 2 && later.released == 2 && later.send == third)
         #expect(outbox.lastPublished == 6)
     }
 
@@ -105,71 +130,5 @@ struct EventOutboxTests {
         outbox.listened = true
         let next = outbox.add(committed: await commit("next"))
         #expect(next.send.map(\.seq) == [3], "the first fits again: nothing is queued for anyone")
-    }
-
-    /// Events read from the log as their numbers alone, as the tail hands them over while no
-    /// one listens.
-    private static func numbers(_ events: [PublishedEvent]) -> [OutgoingEvent] {
-        events.map { .unread(seq: $0.seq) }
-    }
-
-    @Test(
-        "another daemon's events read as numbers alone, while no one listened, are read again before anything after them goes to someone who came"
-    )
-    func numbersAreReadAgainForSomeoneWhoCame() async throws {
-        var outbox = outbox(ordered: true)
-        let others = encoder.encodeEvents(await commit("theirs"))
-        #expect(outbox.add(committed: await commit("ours", book: true)).released == 0)
-        let numbers = outbox.add(read: Self.numbers(others), after: 0)
-        #expect(numbers.released == 6 && numbers.send.isEmpty, "no one listens: everything passes")
-        #expect(outbox.lastPublished == 6)
-
-        // Someone comes; the next read still brings numbers alone (read before it came).
-        let more = encoder.encodeEvents(await commit("more"))
-        let own2 = await commit("ours again")
-        outbox.listened = true
-        #expect(outbox.flush().rereadAfter == nil, "nothing has its turn yet")
-        #expect(outbox.add(committed: own2).send.isEmpty)
-        let blocked = outbox.add(read: Self.numbers(more), after: 6)
-        #expect(blocked.send.isEmpty && blocked.released == 0 && blocked.rereadAfter == 6)
-        #expect(outbox.add(read: Self.numbers(more), after: 6).rereadAfter == 6, "asked again after each read")
-        let reread = outbox.add(read: more.map(OutgoingEvent.encoded), after: 6)
-        let asWritten = reread.send == more + encoder.encodeEvents(own2)
-        #expect(asWritten, "sent \(reread.send.map(\.seq))")
-        #expect(reread.rereadAfter == nil && outbox.lastPublished == 10)
-    }
-
-    @Test("a number alone never replaces its event's body: its own commit, held, goes as committed")
-    func numbersNeverReplaceBodies() async throws {
-        var outbox = outbox(ordered: true)
-        let others = encoder.encodeEvents(await commit("theirs"))
-        let own = await commit("ours")
-        let expected = encoder.encodeEvents(own)
-        #expect(outbox.add(committed: own).send.isEmpty, "3 and 4 wait for 1 and 2")
-        outbox.listened = true
-        // The log read as numbers alone, 1 to 4, before anyone came; then again, encoded, 1 and 2.
-        let blocked = outbox.add(read: Self.numbers(others + expected), after: 0)
-        #expect(blocked.send.isEmpty && blocked.rereadAfter == 0)
-        let sent = outbox.add(read: others.map(OutgoingEvent.encoded), after: 0)
-        let asWritten = sent.send == others + expected
-        #expect(asWritten, "sent \(sent.send.map(\.seq)), 3 and 4 as committed")
-    }
-
-    @Test("a number alone waiting for a read again passes once no one listens")
-    func numbersPassOnceNoOneListens() async throws {
-        var outbox = outbox(ordered: true)
-        let others = encoder.encodeEvents(await commit("theirs"))
-        outbox.listened = true
-        let blocked = outbox.add(read: Self.numbers(others), after: 0)
-        #expect(blocked.send.isEmpty && blocked.released == 0 && blocked.rereadAfter == 0)
-        outbox.listened = false
-        let passed = outbox.flush()
-        #expect(passed.released == 2 && passed.send.isEmpty && passed.rereadAfter == nil)
-        #expect(outbox.lastPublished == 2)
-
-        outbox.listened = true
-        let later = encoder.encodeEvents(await commit("later"))
-        let sent = outbox.add(read: Self.numbers(others) + later.map(OutgoingEvent.encoded), after: 0)
-        #expect(sent.send == later, "the bodies of 3 and 4 go; 1 and 2 had their turn")
     }
 }

@@ -65,19 +65,6 @@ struct LogTailTests {
         return (tail, running)
     }
 
-    /// A tail of the whole log, woken once, that encodes each event larger than the byte
-    /// read-ahead allows a page's worth of; its task is cancelled by the caller.
-    private func runningTailOfLargeEvents() throws -> (tail: LogTail, running: Task<Void, Never>) {
-        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
-        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in
-            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
-        }
-        let running = Task { await tail.run() }
-        tail.wake()
-        return (tail, running)
-    }
-
     /// What `tail` hands over, until a delivery ends with event `last` (or, failing the
     /// test, 30 s have passed).
     private static func deliveries(of tail: LogTail, through last: Int64) async throws -> [LogTail.Delivery] {
@@ -109,40 +96,30 @@ struct LogTailTests {
         #expect(seqs == [3, 4, 5, 6])
     }
 
-    @Test("while no one listens it hands over numbers alone, and reads again, encoded, from where it is asked")
-    func numbersAloneThenReadAgain() async throws {
+    @Test(
+        "while no one listens it reads nothing, only asks about the catalog and how far the log goes; listened to, it reads on from what was published"
+    )
+    func readsNothingUnheard() async throws {
         try await submit(3)
-        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
-            events in events.map { PublishedEvent(seq: $0.seq, topic: Array($0.type.utf8), body: []) }
-        }
-        tail.listen(false)
+        let checks = ReadCount()
+        let tail = try LogTail(
+            store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test"), listening: false,
+            checkCatalog: { checks.add() },
+            encode: { events in events.map { PublishedEvent(seq: $0.seq, topic: [], body: []) } })
         let running = Task { await tail.run() }
         defer { running.cancel() }
         tail.wake()
-        let numbers = try await Self.deliveries(of: tail, through: 6).flatMap(\.events)
-        #expect(numbers.map(\.seq) == [1, 2, 3, 4, 5, 6] && numbers.allSatisfy { !$0.hasBody })
+        await Self.waitUntilReady(tail)
+        #expect(tail.take().isEmpty, "nothing read")
+        #expect(tail.takeIdleThrough() == 6)
+        #expect(checks.count == 1)
 
-        // Someone came when 2 had been published: the rest is read again, with bodies.
-        tail.published(through: 2)
+        // 4 passed unseen meanwhile; someone connects.
+        tail.published(through: 4)
         tail.listen(true)
-        tail.reread(after: 2)
-        let again = try await Self.deliveries(of: tail, through: 6)
-        #expect(again.first?.after == 2)
-        #expect(again.flatMap(\.events).map(\.seq) == [3, 4, 5, 6])
-        #expect(again.flatMap(\.events).allSatisfy { $0.hasBody })
-    }
-
-    @Test("asked to read again, it does, though what it read past there had reached its read-ahead in bytes")
-    func rereadPastTheReadAhead() async throws {
-        let pageSize = Int64(LogTail.pageSize)
-        try await submit(LogTail.pageSize)  // two pages of events
-        let (tail, running) = try runningTailOfLargeEvents()
-        defer { running.cancel() }
-        #expect(try await Self.deliveries(of: tail, through: pageSize).last?.events.count == LogTail.pageSize)
-        // Nothing of that page published: read from the start again, it comes again.
-        tail.reread(after: 0)
-        let again = try await Self.deliveries(of: tail, through: pageSize)
-        #expect(again.first?.after == 0 && again.flatMap(\.events).map(\.seq) == Array(1...pageSize))
+        let read = try await Self.deliveries(of: tail, through: 6)
+        #expect(read.first?.after == 4 && read.flatMap(\.events).map(\.seq) == [5, 6])
+        #expect(checks.count == 2, "asked again: what passed unseen may have changed the catalog")
     }
 
     @Test("an event it cannot read is skipped, logged, and those after it are delivered")
@@ -181,7 +158,7 @@ struct LogTailTests {
     private func publishedThrough(_ last: Int64) async throws -> (published: [Int64], skipped: Int64, waiting: Bool) {
         let (tail, running) = try runningTail(after: 0)
         defer { running.cancel() }
-        var order = PublishOrder<PublishedEvent>(after: 0, isOrdered: true)
+        var order = PublishOrder(after: 0, isOrdered: true)
         var published: [Int64] = []
         var skipped: Int64 = 0
         for delivery in try await Self.deliveries(of: tail, through: last) {
@@ -226,8 +203,15 @@ struct LogTailTests {
     func readAheadBoundedInBytes() async throws {
         let pageSize = Int64(LogTail.pageSize)
         try await submit(LogTail.pageSize)  // two pages of events
-        let (tail, running) = try runningTailOfLargeEvents()
+        // Each event encoded larger than the byte read-ahead allows a page's worth of.
+        let eventBytes = LogTail.readAheadBytes / LogTail.pageSize + 1
+        let tail = try LogTail(store: store, after: 0, pollInterval: .seconds(3_600), logger: Logger(label: "test")) {
+            events in
+            events.map { PublishedEvent(seq: $0.seq, topic: [], body: [UInt8](repeating: 0, count: eventBytes)) }
+        }
+        let running = Task { await tail.run() }
         defer { running.cancel() }
+        tail.wake()
         var last: Int64 = 0
         while last < pageSize {
             try Task.checkCancellation()

@@ -15,8 +15,8 @@ import Synchronization
 /// - `quoted_commit_duration_seconds` (histogram): a batch's write transaction, commit
 ///   included;
 /// - `quoted_events_published_total` (counter): events that took their turn on the events
-///   socket, sent, or passed over while nothing was connected to it; `quoted_last_event_seq`
-///   (gauge);
+///   socket, sent, or passed over while nothing was connected to it (with several daemons,
+///   other daemons' numbers never read included); `quoted_last_event_seq` (gauge);
 /// - `quoted_store_errors_total` (counter): store operations that failed;
 /// - `quoted_store_failovers_total` (counter): times the store moved to another database server
 ///   (PostgreSQL with a promoted standby); `quoted_store_down_seconds_total` (counter): seconds
