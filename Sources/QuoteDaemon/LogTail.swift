@@ -34,9 +34,10 @@ final class LogTail: Sendable {
         /// The log's last `seq` when last looked at with no one listening, until the I/O thread
         /// takes it: every number through it may take its turn unseen.
         var idleThrough: Int64?
-        /// When the log was last looked at with no one listening; whether it has been since the
-        /// last read (the catalog may have changed in what was never read).
+        /// When the log was last looked at with no one listening.
         var idleChecked: ContinuousClock.Instant?
+        /// No one listened at some wake since the last read: the catalog may have changed in
+        /// what was never read.
         var idleSinceRead = false
         /// What was read and is not known to be published yet: each page's last `seq` and its
         /// encoded bytes, oldest first.
@@ -79,9 +80,9 @@ final class LogTail: Sendable {
     private let ready: WakePipe
 
     /// A tail of `store`'s log after `lastSeq`, encoding each page read with `encode`, after
-    /// `observe` has seen it, while someone is `listening`; while no one is, each wake calls
-    /// `checkCatalog` instead (another daemon may have changed the catalog: `observe` would
-    /// have seen it in the log).
+    /// `observe` has seen it, while someone is `listening`; while no one is, a wake calls
+    /// `checkCatalog` instead, at most every ``idleCheckInterval`` (another daemon may have
+    /// changed the catalog: `observe` would have seen it in the log).
     init(
         store: any QuoteStore, after lastSeq: Int64, pollInterval: Duration = .milliseconds(250),
         logger: Logger, listening: Bool = true, observe: @escaping @Sendable ([StoredEvent]) async -> Void = { _ in },
