@@ -557,7 +557,7 @@ public final class CommandServer: ServiceLifecycle.Service {
         guard listened != outbox.listened else { return }
         outbox.listened = listened
         tail?.listen(listened)
-        let release = outbox.flush()
+        let release = outbox.passUnheard()
         try publish(release, through: outbox.lastPublished, tail: tail, publisher: publisher)
     }
 

@@ -61,15 +61,11 @@ struct EventOutbox {
         return out
     }
 
-    /// With no one listening, every number through `last` (the log's, as ``LogTail`` saw it)
-    /// takes its turn unseen; with someone, nothing changes: the tail reads them.
-    mutating func passUnheard(through last: Int64) -> Release {
+    /// With no one listening, all that was held, and every number through `last` (the log's,
+    /// as ``LogTail`` saw it), take their turn unseen; with someone, nothing changes: the tail
+    /// reads them. Also what may go once ``listened`` changed (`last` `nil`).
+    mutating func passUnheard(through last: Int64? = nil) -> Release {
         listened ? Release() : Release(released: order.pass(through: last))
-    }
-
-    /// What may go now that ``listened`` changed: with no one listening, all that was held.
-    mutating func flush() -> Release {
-        listened ? Release() : Release(released: order.pass(through: nil))
     }
 
     /// How many events the window held back since the last call.
