@@ -127,30 +127,64 @@ final class PostgresTransaction: StoreTransaction {
         self.logger = logger
     }
 
-    /// Takes the block of sequence numbers and sends what is pending: the last statements
-    /// before `COMMIT`, which ``commit()`` sends behind them. The counters row stays locked
+    /// Takes the block of sequence numbers and sends what is pending: the last statement
+    /// before `COMMIT`, which ``commit()`` sends behind it. The counters row stays locked
     /// until then, and the commit notifies the other daemons. What does not depend on the
-    /// numbers (the quotes' documents, most columns) is built while the counters' answer comes.
+    /// numbers (the quotes' documents, most columns) is built while the counters' answer comes;
+    /// the rest is numbered and sent on the connection's event loop as that answer arrives, so
+    /// that the row is held for no hop to this task's thread and back.
     func finish() async throws(StoreError) {
         guard !pending.events.isEmpty || !pending.quotes.isEmpty else { return }
-        let counters =
-            lastSeq > 0
-            ? try ask(
-                """
-                WITH bump AS (UPDATE counters SET last_seq = last_seq + \(lastSeq) RETURNING last_seq),
-                    notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), \(instance)) FROM bump)
-                SELECT last_seq FROM bump, notified
-                """) : nil
-        var rows = unnumberedRows()
-        if let counters {
-            guard let row = try await self.rows(of: counters).first else {
-                throw StoreError(.corrupt, "the counters row is missing")
-            }
-            let last: Int64 = try decode(row, as: Int64.self)
-            sequenceOffset = last - lastSeq
+        guard lastSeq > 0 else {
+            var rows = unnumberedRows()
+            Numbering(quotes: pending.quotes, events: pending.events).number(&rows, offset: sequenceOffset)
+            return try send(rows)
         }
-        number(&rows, offset: sequenceOffset)
-        try send(rows)
+        let lastSeq = lastSeq
+        let counters = try ask(
+            """
+            WITH bump AS (UPDATE counters SET last_seq = last_seq + \(lastSeq) RETURNING last_seq),
+                notified AS (SELECT pg_notify(\(PostgresQuoteStore.appendsChannel), \(instance)) FROM bump)
+            SELECT last_seq FROM bump, notified
+            """)
+        let (rows, numbering) = (unnumberedRows(), Numbering(quotes: pending.quotes, events: pending.events))
+        let (connection, logger) = (connection, logger)
+        let written = counters.flatMap { answer in
+            do throws(StoreError) {
+                var rows = rows
+                numbering.number(&rows, offset: try Self.offset(answer, lastSeq: lastSeq))
+                return connection.query(try rows.query, logger: logger)
+            } catch {
+                return connection.eventLoop.makeFailedFuture(error)
+            }
+        }
+        let changed = rows.updated.quote.count
+        if changed > 0 {
+            unanswered.append(written.flatMapThrowing { try Self.check(updated: $0.rows.count, of: changed) })
+            unansweredChecked = true
+        } else {
+            unanswered.append(written.map { _ in })
+        }
+        sequenceOffset = try Self.offset(try await value(of: counters), lastSeq: lastSeq)
+    }
+
+    /// What to add to this transaction's numbers, from the counters' `answer`: the last
+    /// number of the block it took.
+    private static func offset(_ answer: PostgresQueryResult, lastSeq: Int64) throws(StoreError) -> Int64 {
+        guard let row = answer.rows.first else { throw StoreError(.corrupt, "the counters row is missing") }
+        let last: Int64 = try PostgresQuoteStore.decode(row, as: Int64.self)
+        let (offset, overflow) = last.subtractingReportingOverflow(lastSeq)
+        guard !overflow, offset >= 0 else {
+            throw StoreError(.corrupt, "the counters row's last number is out of range")
+        }
+        return offset
+    }
+
+    /// Fails unless every changed quote had its row: `updated` rows of `count`.
+    private static func check(updated: Int, of count: Int) throws(StoreError) {
+        guard updated == count else {
+            throw StoreError(.database, "integrity: \(count - updated) changed quotes had no row to update")
+        }
     }
 
     /// Sends `COMMIT` behind everything sent (after the checks of any that have one), and
@@ -517,11 +551,7 @@ final class PostgresTransaction: StoreTransaction {
 
     /// The statements that write what is pending (``BatchStatements``): the new quotes, the
     /// changed ones, the events.
-    private struct Rows {
-        var inserted = BatchStatements.InsertQuotes()
-        var updated = BatchStatements.UpdateQuotes()
-        var events = BatchStatements.InsertEvents()
-    }
+    private typealias Rows = BatchStatements.Rows
 
     /// What is pending, all but what depends on its numbers in the log (the history of each
     /// quote, its place in line, each event's number): built while the counters' answer comes.
@@ -568,40 +598,41 @@ final class PostgresTransaction: StoreTransaction {
         columns.waitMechanic.append(waits ? quote.waitingFor?.id.rawValue : nil)
     }
 
-    /// Adds to `rows` what depends on the numbers in the log: this transaction's numbers
-    /// plus `offset`.
-    private func number(_ rows: inout Rows, offset: Int64) {
-        for entry in pending.quotes {
-            let history = HistoryCodec.appending(
-                entry.steps.map { change in
-                    var change = change
-                    change.seq += offset
-                    return change
-                }, to: entry.committed)
-            let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
-            if entry.isNew {
-                rows.inserted.quote.history.append(bytes: history)
-                rows.inserted.quote.waitSeq.append(waitSeq)
-            } else {
-                rows.updated.quote.history.append(bytes: history)
-                rows.updated.quote.waitSeq.append(waitSeq)
-            }
-        }
-        for entry in pending.events { rows.events.seq.append(entry.event.seq + offset) }
-    }
+    /// What of the pending rows depends on their numbers in the log, taken to the event loop
+    /// that numbers them.
+    private struct Numbering: Sendable {
+        var quotes: [PendingQuote]
+        var events: [PendingEvent]
 
-    /// Sends the statements of `rows`: one each, the changed quotes' checked for a row each.
-    private func send(_ rows: Rows) throws(StoreError) {
-        if !rows.inserted.isEmpty { try send(rows.inserted.query) }
-        let count = rows.updated.quote.count
-        if count > 0 {
-            try send(rows.updated.query) { changed throws(StoreError) in
-                guard changed == count else {
-                    throw StoreError(.database, "integrity: \(count - changed) changed quotes had no row to update")
+        /// Adds to `rows` what depends on the numbers in the log: the transaction's numbers
+        /// plus `offset`.
+        func number(_ rows: inout Rows, offset: Int64) {
+            for entry in quotes {
+                let history = HistoryCodec.appending(
+                    entry.steps.map { change in
+                        var change = change
+                        change.seq += offset
+                        return change
+                    }, to: entry.committed)
+                let waitSeq = entry.waitSeq.map { entry.waitFront ?? $0 + offset }
+                if entry.isNew {
+                    rows.inserted.quote.history.append(bytes: history)
+                    rows.inserted.quote.waitSeq.append(waitSeq)
+                } else {
+                    rows.updated.quote.history.append(bytes: history)
+                    rows.updated.quote.waitSeq.append(waitSeq)
                 }
             }
+            for entry in events { rows.events.seq.append(entry.event.seq + offset) }
         }
-        if !rows.events.isEmpty { try send(rows.events.query) }
+    }
+
+    /// Sends the statement of `rows`, checked for a row for each changed quote.
+    private func send(_ rows: Rows) throws(StoreError) {
+        guard !rows.isEmpty else { return }
+        let count = rows.updated.quote.count
+        guard count > 0 else { return try send(rows.query) }
+        try send(rows.query) { changed throws(StoreError) in try Self.check(updated: changed, of: count) }
     }
 
     // MARK: Savepoints
