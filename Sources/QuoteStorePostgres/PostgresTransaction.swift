@@ -41,9 +41,9 @@ final class PostgresTransaction: StoreTransaction {
     private var savepoints: [Savepoint] = []
     /// The committed history of each quote read, for the update that usually follows.
     private var loaded: [Int64: Data] = [:]
-    /// What the transaction will write at its end, in a few multi-row statements: postgres-nio
-    /// sends one statement per round trip, and a row per statement would make a batch of a
-    /// thousand submissions thousands of round trips.
+    /// What the transaction will write at its end, in one statement (``BatchStatements``):
+    /// postgres-nio sends one statement per round trip, and a row per statement would make a
+    /// batch of a thousand submissions thousands of round trips.
     private var pending = Pending()
     /// Idempotency keys read ahead (``prefetch(idempotencyKeys:)``): the quote submitted under
     /// each before this transaction, or `nil` for none.
@@ -132,7 +132,15 @@ final class PostgresTransaction: StoreTransaction {
     /// until then, and the commit notifies the other daemons. What does not depend on the
     /// numbers (the quotes' documents, most columns) is built while the counters' answer comes;
     /// the rest is numbered and sent on the connection's event loop as that answer arrives, so
-    /// that the row is held for no hop to this task's thread and back.
+    /// that the row is not held for a hop to this task's thread and back (a batch that changed
+    /// quotes still comes back here once, for their check, before `COMMIT`).
+    ///
+    /// The statement is queued on the connection before anything this task sends next: the
+    /// callback that sends it is registered on the counters' answer before this task waits
+    /// for that answer, NIO runs a future's callbacks in the order they were registered, and
+    /// postgres-nio queues a statement at once when asked on its event loop. A statement that
+    /// cannot be built there sends one that fails instead, so that the transaction is rolled
+    /// back whatever follows: `COMMIT` then answers `ROLLBACK`.
     func finish() async throws(StoreError) {
         guard !pending.events.isEmpty || !pending.quotes.isEmpty else { return }
         guard lastSeq > 0 else {
@@ -155,6 +163,8 @@ final class PostgresTransaction: StoreTransaction {
                 numbering.number(&rows, offset: try Self.offset(answer, lastSeq: lastSeq))
                 return connection.query(try rows.query, logger: logger)
             } catch {
+                // Its answer is not waited for: the error reported is this one.
+                _ = connection.query(Self.abortTransaction, logger: logger)
                 return connection.eventLoop.makeFailedFuture(error)
             }
         }
@@ -167,6 +177,10 @@ final class PostgresTransaction: StoreTransaction {
         }
         sequenceOffset = try Self.offset(try await value(of: counters), lastSeq: lastSeq)
     }
+
+    /// A statement that fails, so that the transaction it is sent in can only roll back.
+    static let abortTransaction = PostgresQuery(
+        unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION 'quoted: the batch''s rows could not be written; rolled back'; END $$")
 
     /// What to add to this transaction's numbers, from the counters' `answer`: the last
     /// number of the block it took.
@@ -549,7 +563,7 @@ final class PostgresTransaction: StoreTransaction {
 
     // MARK: Writing what is pending
 
-    /// The statements that write what is pending (``BatchStatements``): the new quotes, the
+    /// The statement that writes what is pending (``BatchStatements``): the new quotes, the
     /// changed ones, the events.
     private typealias Rows = BatchStatements.Rows
 
@@ -703,7 +717,7 @@ final class PostgresTransaction: StoreTransaction {
 
     /// Sends `query` without waiting for its answer, which the next statement waited for
     /// checks (with `check`, given its row count), or ``commit()``: a statement whose answer
-    /// nothing needs (`BEGIN`, a savepoint, the batch's rows) then costs no turn of its own
+    /// nothing needs (`BEGIN`, a savepoint) then costs no turn of its own
     /// back to the caller. postgres-nio runs a connection's statements one after another, in
     /// the order they were sent; after one fails, the transaction's later statements fail too
     /// (until a `ROLLBACK TO SAVEPOINT`), and the first error is the one reported.

@@ -77,7 +77,62 @@ struct BatchStatementsTests {
         #expect(refusal?.message.contains("integrity") == true)
         rows.events.seq.append(2)
         #expect(throws: Never.self) { _ = try rows.query }
-        // Parts need not be as long as each other: no quote here, two events.
-        #expect(rows.inserted.isEmpty && rows.updated.quote.count == 0)
+        // Within a quote part too: a changed quote with no history.
+        Self.appendQuote(to: &rows.updated.quote, history: false)
+        #expect(throws: StoreError.self) { _ = try rows.query }
+        rows.updated.quote.history.append(bytes: [1])
+        #expect(throws: Never.self) { _ = try rows.query }
+    }
+
+    @Test("the parts may be as long as they need: one new quote, two changed, three events")
+    func partsOfTheirOwnLengths() throws {
+        var rows = BatchStatements.Rows()
+        Self.appendQuote(to: &rows.inserted.quote)
+        rows.inserted.idempotencyKey.append("key")
+        rows.inserted.currency.append("EUR")
+        rows.inserted.submittedAt.append(1)
+        rows.inserted.customerEmail.append(nil)
+        rows.inserted.customerName.append("Ada")
+        for _ in 0..<2 { Self.appendQuote(to: &rows.updated.quote) }
+        for seq in 1...3 {
+            rows.events.seq.append(Int64(seq))
+            rows.events.at.append(1)
+            rows.events.type.append("quote.priced")
+            rows.events.quote.append(1)
+            rows.events.mechanic.append(nil)
+            rows.events.from.append(nil)
+            rows.events.to.append("ready")
+            rows.events.data.append(bytes: [1])
+            rows.events.actor.append(nil)
+        }
+        #expect(try rows.query.binds.count == 34)
+    }
+
+    @Test("the statement binds one value for each of its parameters, $1 to $34, each used once")
+    func everyParameterIsBoundOnce() throws {
+        let sql = BatchStatements.Rows.sql
+        var numbers: [Int] = []
+        var rest = Substring(sql)
+        while let dollar = rest.firstIndex(of: "$") {
+            rest = rest[rest.index(after: dollar)...]
+            let digits = rest.prefix(while: \.isNumber)
+            if let number = Int(digits) { numbers.append(number) }
+        }
+        #expect(numbers == Array(1...34))
+        #expect(try BatchStatements.Rows().query.binds.count == 34)
+    }
+
+    /// Appends one quote's row to `columns`, its history left out unless `history`.
+    private static func appendQuote(to columns: inout BatchStatements.QuoteColumns, history: Bool = true) {
+        columns.id.append(1)
+        columns.state.append("ready")
+        columns.mechanic.append(nil)
+        columns.priceCents.append(100)
+        columns.updatedAt.append(1)
+        columns.data.append(bytes: [1])
+        if history { columns.history.append(bytes: [1]) }
+        columns.waitSeq.append(nil)
+        columns.waitSkill.append(nil)
+        columns.waitMechanic.append(nil)
     }
 }

@@ -5,6 +5,8 @@ import QuoteStore
 import TestSupport
 import Testing
 
+@testable import QuoteStorePostgres
+
 /// What the PostgreSQL store acknowledges depends on how the server commits.
 @Suite("PostgreSQL durability")
 struct PostgresDurabilityTests {
@@ -65,5 +67,36 @@ struct PostgresDurabilityTests {
         }
         #expect(try await contract.store.lastSequence() == last + 8)
         #expect(try await contract.store.integrityViolations().isEmpty)
+    }
+
+    @Test(
+        "a batch whose last statement could not be built (the abort sent in its place) applies nothing and is known not applied"
+    )
+    func abortedBatchIsNotApplied() async throws {
+        let contract = try await Contract(.postgres)
+        let last = try await contract.store.lastSequence()
+        let checked = try CheckedSubmission(Contract.submission(), in: contract.catalog, at: contract.clock.now)
+        let failure = await #expect(throws: StoreError.self) {
+            _ = try await contract.store.write { transaction throws(StoreError) in
+                let results = try await contract.rules.applyBatch(
+                    requests: [
+                        CheckedRequest(.submit(checked, idempotencyKey: "aborted", book: false), by: .anonymous)
+                    ],
+                    catalog: .standard, in: transaction
+                ).results
+                // What the event loop sends when the batch's rows cannot be built.
+                guard let postgres = transaction as? PostgresTransaction else {
+                    throw StoreError(.database, "not a PostgreSQL transaction")
+                }
+                try postgres.send(PostgresTransaction.abortTransaction)
+                return results
+            }
+        }
+        #expect(failure?.outcomeUnknown == false, "\(String(describing: failure))")
+        #expect(failure?.message.contains("rolled back") == true, "\(String(describing: failure))")
+        #expect(try await contract.store.lastSequence() == last)
+        #expect(try await contract.store.counts().values.reduce(0, +) == 0)
+        _ = try await contract.must(.submit(Contract.submission(), idempotencyKey: "aborted", book: false))
+        #expect(try await contract.store.lastSequence() == last + 2)
     }
 }
