@@ -62,16 +62,7 @@ struct BatchStatementsTests {
     @Test("a statement whose columns are not all as long is refused, not sent to be padded with NULLs")
     func columnsOfDifferentLengthsAreRefused() throws {
         var rows = BatchStatements.Rows()
-        for column in 0..<2 {
-            rows.events.at.append(Int64(column))
-            rows.events.type.append("quote.priced")
-            rows.events.quote.append(1)
-            rows.events.mechanic.append(nil)
-            rows.events.from.append(nil)
-            rows.events.to.append("ready")
-            rows.events.data.append(bytes: [1])
-            rows.events.actor.append(nil)
-        }
+        for _ in 0..<2 { Self.appendEvent(to: &rows.events, seq: nil) }
         rows.events.seq.append(1)
         let refusal = #expect(throws: StoreError.self) { _ = try rows.query }
         #expect(refusal?.message.contains("integrity") == true)
@@ -94,17 +85,7 @@ struct BatchStatementsTests {
         rows.inserted.customerEmail.append(nil)
         rows.inserted.customerName.append("Ada")
         for _ in 0..<2 { Self.appendQuote(to: &rows.updated.quote) }
-        for seq in 1...3 {
-            rows.events.seq.append(Int64(seq))
-            rows.events.at.append(1)
-            rows.events.type.append("quote.priced")
-            rows.events.quote.append(1)
-            rows.events.mechanic.append(nil)
-            rows.events.from.append(nil)
-            rows.events.to.append("ready")
-            rows.events.data.append(bytes: [1])
-            rows.events.actor.append(nil)
-        }
+        for seq in 1...3 { Self.appendEvent(to: &rows.events, seq: Int64(seq)) }
         #expect(try rows.query.binds.count == 34)
     }
 
@@ -120,6 +101,19 @@ struct BatchStatementsTests {
         }
         #expect(numbers == Array(1...34))
         #expect(try BatchStatements.Rows().query.binds.count == 34)
+    }
+
+    /// Appends one event's row to `events`, its number left out when `seq` is `nil`.
+    private static func appendEvent(to events: inout BatchStatements.InsertEvents, seq: Int64?) {
+        if let seq { events.seq.append(seq) }
+        events.at.append(1)
+        events.type.append("quote.priced")
+        events.quote.append(1)
+        events.mechanic.append(nil)
+        events.from.append(nil)
+        events.to.append("ready")
+        events.data.append(bytes: [1])
+        events.actor.append(nil)
     }
 
     /// Appends one quote's row to `columns`, its history left out unless `history`.
